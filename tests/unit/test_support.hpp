@@ -1,0 +1,53 @@
+#pragma once
+// Shared helpers for unit tests: the backends to run every kernel test on, and tolerances that scale
+// with precision.
+#include <gtest/gtest.h>
+
+#include <Kokkos_Core.hpp>
+#include <cmath>
+#include <limits>
+#include <random>
+
+namespace hpt::test {
+
+// Every enabled backend; one test source runs on each (DESIGN.md "Tests").
+using Backends = ::testing::Types<
+#if defined(KOKKOS_ENABLE_CUDA)
+    Kokkos::Cuda,
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+    Kokkos::OpenMP,
+#endif
+    Kokkos::Serial>;
+
+template <class Space, class Real>
+struct Case {
+  using space = Space;
+  using real = Real;
+};
+
+// Backends × {float, double}.
+using BackendsAndPrecisions = ::testing::Types<
+#if defined(KOKKOS_ENABLE_CUDA)
+    Case<Kokkos::Cuda, float>, Case<Kokkos::Cuda, double>,
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+    Case<Kokkos::OpenMP, float>, Case<Kokkos::OpenMP, double>,
+#endif
+    Case<Kokkos::Serial, float>, Case<Kokkos::Serial, double>>;
+
+// Relative tolerance for a computation of `terms` accumulated terms in precision Real.
+template <class Real>
+double tolerance(double terms = 1.0) {
+  return 16.0 * std::numeric_limits<Real>::epsilon() * std::sqrt(terms + 1.0);
+}
+
+// |a - b| <= tol * max(1, |b|)
+inline ::testing::AssertionResult near_rel(double a, double b, double tol) {
+  if (std::isnan(a) && std::isnan(b)) return ::testing::AssertionSuccess();
+  const double scale = std::fmax(1.0, std::fabs(b));
+  if (std::fabs(a - b) <= tol * scale) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << a << " vs reference " << b << " (tol " << tol * scale << ")";
+}
+
+}  // namespace hpt::test
