@@ -1,16 +1,84 @@
-// hpt: parse the deck, build the styles, dispatch run.mode.
+// hpt: parse the command line and the deck (all input checked before any work), start Kokkos, print the
+// header, dispatch run.mode.
+#include <Kokkos_Core.hpp>
+#include <filesystem>
 #include <iostream>
 
 #include "app/cli.hpp"
+#include "app/mode_bench.hpp"
+#include "app/mode_rollout.hpp"
+#include "app/run_context.hpp"
+#include "app/schema.hpp"
 #include "core/error.hpp"
+#include "core/version.hpp"
+#include "io/console.hpp"
+#include "io/deck.hpp"
+
+namespace {
+
+// Kokkos 3.4 spells the thread-count flag --kokkos-threads, 4.x --kokkos-num-threads.
+std::string kokkos_threads_flag(long n) {
+#if KOKKOS_VERSION >= 40000
+  return "--kokkos-num-threads=" + std::to_string(n);
+#else
+  return "--kokkos-threads=" + std::to_string(n);
+#endif
+}
+
+int run(int argc, char** argv) {
+  const auto cl = hpt::app::parse_command_line(argc, argv);
+  const hpt::OptionSchema schema = hpt::app::build_schema();
+  if (cl.help) {
+    std::cout << hpt::app::usage_text() << "\nDeck options (section, key = default, description):\n"
+              << schema.help_text();
+    return 0;
+  }
+  if (cl.version) {
+    std::cout << "hpt " << hpt::kVersion << ", precision " << hpt::kPrecision << ", Kokkos "
+              << KOKKOS_VERSION << ", default execution space "
+              << Kokkos::DefaultExecutionSpace::name() << "\n";
+    return 0;
+  }
+  const hpt::Config config = hpt::io::read_deck(schema, cl.deck, cl.overrides);
+
+  namespace fs = std::filesystem;
+  hpt::app::RunContext ctx{config, cl.deck, config.to_ini(), config.get_string("output.dir"),
+                           config.get_string("output.name")};
+  if (ctx.output_name.empty()) ctx.output_name = fs::path(cl.deck).stem().string();
+  std::error_code ec;
+  fs::create_directories(ctx.output_dir, ec);
+  if (ec)
+    throw hpt::InputError("output.dir = '" + ctx.output_dir +
+                          "' cannot be created: " + ec.message());
+
+  // Mode-specific input checks that need no device run here, before Kokkos starts.
+  const std::string mode = config.get_string("run.mode");
+  if (mode == "rollout") hpt::app::check_rollout_inputs(ctx);
+
+  std::vector<std::string> kargs{argv[0]};
+  if (config.get_int("run.threads") > 0) kargs.push_back(kokkos_threads_flag(config.get_int("run.threads")));
+  for (const auto& a : cl.kokkos_args) kargs.push_back(a);
+  std::vector<char*> kargv;
+  for (auto& a : kargs) kargv.push_back(a.data());
+  int kargc = int(kargv.size());
+  Kokkos::ScopeGuard kokkos(kargc, kargv.data());
+
+  std::cout << hpt::io::run_header(cl.deck, ctx.resolved_ini) << std::flush;
+  if (mode == "rollout") return hpt::app::run_rollout_mode(ctx);
+  if (mode == "bench") return hpt::app::run_bench_mode(ctx);
+  throw hpt::InternalError("run.mode '" + mode + "' has no driver");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   try {
-    const auto cl = hpt::app::parse_command_line(argc, argv);
-    if (cl.help) std::cout << hpt::app::usage_text();
-    return 0;
+    return run(argc, argv);
   } catch (const hpt::InputError& e) {
-    std::cerr << "hpt: error: " << e.what() << "\n";
+    std::cerr << "hpt: input error: " << e.what() << "\n";
     return hpt::kExitInputError;
+  } catch (const std::exception& e) {
+    std::cerr << "hpt: internal error: " << e.what() << "\n";
+    return hpt::kExitInternalError;
   }
 }

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""PyTorch peer of hpt's rollout bench (PERF.md "Peers"): the same GRU shapes, timed the same way.
+
+Variants per size: nn.GRUCell in an eager Python loop, the same loop captured in one CUDA graph, nn.GRU (cuDNN,
+teacher-forced: a whole input sequence, not an autoregressive rollout), and on the CPU nn.GRUCell eager with the
+same thread count as hpt's OpenMP run. The E members x N scenarios are batched as E*N rows of one cell (same FLOPs
+as E independent cells). Prints one table (us per step, member-steps/s) and, given hpt's bench CSV, the ratios.
+
+  python3 run/bench/torch_rollout.py [--sizes small,batch] [--threads 16] [--hpt-csv out/bench-gpu.csv] [--csv F]
+"""
+import argparse
+import csv
+import statistics
+import time
+
+import torch
+
+SIZES = {  # name: (E, N, H, I, S, Y) as in PERF.md
+    "small": (5, 1, 256, 64, 32, 1000),
+    "prototype": (3, 1, 256, 64, 32, 50),
+    "wide": (5, 1, 1024, 64, 32, 200),
+    "batch": (5, 1024, 256, 64, 32, 200),
+    "sweep": (5, 16384, 128, 64, 32, 100),
+}
+
+
+def timed(fn, sync, warmup, repeat):
+    for _ in range(warmup):
+        fn()
+    sync()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), min(times)
+
+
+def bench_size(name, device, threads, warmup, repeat, cpu_steps):
+    E, N, H, I, S, Y = SIZES[name]
+    B = E * N
+    if device == "cpu":
+        Y = min(Y, cpu_steps)  # per-step cost; the CPU peer runs fewer steps of the same shape
+    g = torch.Generator().manual_seed(1)
+    cell = torch.nn.GRUCell(I, H).to(device)
+    x = torch.randn(B, I, generator=g).to(device)
+    h0 = torch.randn(B, H, generator=g).to(device)
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    rows = []
+
+    @torch.no_grad()
+    def eager():
+        h = h0
+        for _ in range(Y):
+            h = cell(x, h)
+        return h
+
+    med, mn = timed(eager, sync, warmup, repeat)
+    rows.append(("GRUCell eager" + (" (cpu, %d thr)" % threads if device == "cpu" else ""), med, mn))
+    if device == "cuda":
+        static_h = h0.clone()
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s), torch.no_grad():
+            for _ in range(2):
+                eager()
+        torch.cuda.current_stream().wait_stream(s)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph), torch.no_grad():
+            h = static_h
+            for _ in range(Y):
+                h = cell(x, h)
+        med, mn = timed(graph.replay, sync, warmup, repeat)
+        rows.append(("GRUCell CUDA graph", med, mn))
+        gru = torch.nn.GRU(I, H).to(device)
+        seq = torch.randn(Y, B, I, generator=g).to(device)
+
+        @torch.no_grad()
+        def cudnn():
+            return gru(seq, h0.unsqueeze(0))
+
+        med, mn = timed(cudnn, sync, warmup, repeat)
+        rows.append(("nn.GRU cuDNN (teacher-forced)", med, mn))
+    out = []
+    for variant, med, mn in rows:
+        us = med / Y * 1e6
+        out.append(dict(size=name, variant=variant, E=E, N=N, H=H, I=I, Y=Y, us_per_step=us,
+                        min_us_per_step=mn / Y * 1e6, member_steps_per_s=B * Y / med,
+                        gflops=6.0 * H * (H + I) * B * Y / med / 1e9))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default=",".join(SIZES))
+    ap.add_argument("--threads", type=int, default=torch.get_num_threads())
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--cpu-steps", type=int, default=20)
+    ap.add_argument("--no-cpu", action="store_true")
+    ap.add_argument("--csv", default="")
+    ap.add_argument("--hpt-csv", default="", help="hpt bench CSV to compare with (rollout rows)")
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    devices = (["cuda"] if torch.cuda.is_available() else []) + ([] if a.no_cpu else ["cpu"])
+    results = []
+    for name in a.sizes.split(","):
+        for dev in devices:
+            results += bench_size(name, dev, a.threads, a.warmup, a.repeat, a.cpu_steps)
+    hpt = {}
+    if a.hpt_csv:
+        with open(a.hpt_csv) as f:
+            for r in csv.DictReader(f):
+                if r.get("kernel") == "rollout":
+                    hpt[r["size"]] = float(r["us_per_step"])
+    print(f"torch {torch.__version__}, device {torch.cuda.get_device_name() if torch.cuda.is_available() else 'cpu'}"
+          f", cpu threads {a.threads}")
+    hdr = f"{'size':<10} {'variant':<32} {'us/step':>10} {'member-steps/s':>15} {'GFLOP/s':>9}"
+    hdr += f" {'hpt us/step':>12} {'hpt speedup':>12}" if hpt else ""
+    print(hdr)
+    print("-" * len(hdr))
+    for r in results:
+        line = (f"{r['size']:<10} {r['variant']:<32} {r['us_per_step']:>10.2f} {r['member_steps_per_s']:>15.4g}"
+                f" {r['gflops']:>9.1f}")
+        if r["size"] in hpt:
+            line += f" {hpt[r['size']]:>12.2f} {r['us_per_step'] / hpt[r['size']]:>11.2f}x"
+        print(line)
+    if a.csv:
+        with open(a.csv, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(results[0].keys()))
+            w.writeheader()
+            w.writerows(results)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+#include "app/schema.hpp"
+
+#include "app/mode_bench.hpp"
+#include "app/mode_rollout.hpp"
+#include "modules/dynamics/register.hpp"
+#include "modules/encoder/register.hpp"
+
+namespace hpt::app {
+
+namespace {
+
+void declare_run_options(OptionSchema& s) {
+  s.add_choice("run.mode", "rollout", {"rollout", "bench"},
+               "what to do: rollout (ensemble forecast paths), bench (kernel timings, PERF.md)");
+  s.add_int("run.seed", 1, "seed of every random draw of the run", 0);
+  s.add_int("run.threads", 0,
+            "host threads for the OpenMP backend (0: OMP_NUM_THREADS or the Kokkos default)", 0, 4096);
+  s.add_int("run.print_every", 100, "progress line every this many steps or rows", 1);
+  s.add_string("output.dir", "out", "folder for every output file of the run (created if missing)");
+  s.add_string("output.name", "", "base name of the output files (default: the deck's file name)");
+}
+
+}  // namespace
+
+OptionSchema build_schema() {
+  OptionSchema s;
+  declare_run_options(s);
+  declare_encoder_options(s);
+  declare_dynamics_options(s);
+  declare_rollout_options(s);
+  declare_bench_options(s);
+  return s;
+}
+
+}  // namespace hpt::app
