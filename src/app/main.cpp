@@ -7,6 +7,7 @@
 #include "app/cli.hpp"
 #include "app/mode_bench.hpp"
 #include "app/mode_rollout.hpp"
+#include "app/mode_train.hpp"
 #include "app/run_context.hpp"
 #include "app/schema.hpp"
 #include "core/error.hpp"
@@ -54,6 +55,7 @@ int run(int argc, char** argv) {
   // Mode-specific input checks that need no device run here, before Kokkos starts.
   const std::string mode = config.get_string("run.mode");
   if (mode == "rollout") hpt::app::check_rollout_inputs(ctx);
+  if (mode == "train") hpt::app::check_train_inputs(ctx);
 
   std::vector<std::string> kargs{argv[0]};
   if (config.get_int("run.threads") > 0) kargs.push_back(kokkos_threads_flag(config.get_int("run.threads")));
@@ -66,6 +68,7 @@ int run(int argc, char** argv) {
   std::cout << hpt::io::run_header(cl.deck, ctx.resolved_ini) << std::flush;
   if (mode == "rollout") return hpt::app::run_rollout_mode(ctx);
   if (mode == "bench") return hpt::app::run_bench_mode(ctx);
+  if (mode == "train") return hpt::app::run_train_mode(ctx);
   throw hpt::InternalError("run.mode '" + mode + "' has no driver");
 }
 

@@ -2,6 +2,11 @@
 
 #include "app/mode_bench.hpp"
 #include "app/mode_rollout.hpp"
+#include "app/mode_train.hpp"
+#include "modules/dataset/register.hpp"
+#include "modules/model/register.hpp"
+#include "modules/optimizer/register.hpp"
+#include "train/lr_schedule.hpp"
 #include "modules/dynamics/register.hpp"
 #include "modules/encoder/register.hpp"
 
@@ -10,8 +15,9 @@ namespace hpt::app {
 namespace {
 
 void declare_run_options(OptionSchema& s) {
-  s.add_choice("run.mode", "rollout", {"rollout", "bench"},
-               "what to do: rollout (ensemble forecast paths), bench (kernel timings, PERF.md)");
+  s.add_choice("run.mode", "train", {"train", "rollout", "bench"},
+               "what to do: train (full training, SPEC 7.1), rollout (ensemble forecast paths), "
+               "bench (kernel timings, PERF.md)");
   s.add_int("run.seed", 1, "seed of every random draw of the run", 0);
   s.add_int("run.threads", 0,
             "host threads for the OpenMP backend (0: OMP_NUM_THREADS or the Kokkos default)", 0, 4096);
@@ -29,6 +35,11 @@ OptionSchema build_schema() {
   declare_dynamics_options(s);
   declare_rollout_options(s);
   declare_bench_options(s);
+  declare_train_options(s);
+  declare_dataset_options(s);
+  declare_model_options(s);
+  declare_optimizer_options(s);
+  declare_schedule_options(s);
   return s;
 }
 

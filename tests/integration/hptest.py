@@ -37,3 +37,12 @@ def finish():
     n = len(FAILURES)
     print(f"{'all checks passed' if n == 0 else str(n) + ' check(s) failed: ' + ', '.join(FAILURES)}")
     sys.exit(1 if n else 0)
+
+
+def h5():
+    import h5py  # Debian's python3-h5py (installed by run/setup)
+    return h5py
+
+
+def deck_path(root, name):
+    return os.path.join(root, "inputs", name)

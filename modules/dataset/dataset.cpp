@@ -1,0 +1,185 @@
+#include "modules/dataset/dataset.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <sstream>
+
+#include "core/config.hpp"
+#include "core/error.hpp"
+#include "core/rng.hpp"
+#include "modules/dataset/dataset_kernels.hpp"
+
+namespace hpt {
+
+namespace {
+
+// Stream of core/rng.hpp keys for the train/validation split: key(seed, kSplitStream, row).
+constexpr std::uint64_t kSplitStream = 0x73706c6974ULL;
+
+void check_raw(const RawData& raw) {
+  HPT_REQUIRE(raw.rows >= 1 && raw.features >= 1 && raw.outputs >= 1,
+              "dataset from " + raw.source + " has no rows, features or outputs");
+  HPT_REQUIRE(raw.x.size() == std::size_t(raw.rows) * std::size_t(raw.features),
+              "dataset from " + raw.source + ": feature array size does not match rows x features");
+  if (raw.task == Task::Classification) {
+    HPT_REQUIRE(raw.labels.size() == std::size_t(raw.rows) && raw.targets.empty(),
+                "dataset from " + raw.source + ": label array size does not match rows");
+    for (int label : raw.labels)
+      HPT_REQUIRE(label >= 0 && label < raw.outputs,
+                  "dataset from " + raw.source + ": label out of [0, classes)");
+  } else {
+    HPT_REQUIRE(raw.targets.size() == std::size_t(raw.rows) * std::size_t(raw.outputs) &&
+                    raw.labels.empty(),
+                "dataset from " + raw.source + ": target array size does not match rows x outputs");
+  }
+  if (raw.rows > std::numeric_limits<int>::max())
+    throw InputError("dataset from " + raw.source + " has " + std::to_string(raw.rows) +
+                     " rows; at most " + std::to_string(std::numeric_limits<int>::max()) +
+                     " are supported");
+}
+
+// Copies the listed rows of a row-major host array (cols wide) into a new device View, optionally
+// standardised column by column.
+View2<real> rows_to_device(const std::string& label, const std::vector<double>& src, int cols,
+                           const std::vector<std::int64_t>& rows, const std::vector<double>* mean,
+                           const std::vector<double>* stdev) {
+  View2<real> dev(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), rows.size(),
+                  std::size_t(cols));
+  auto host = Kokkos::create_mirror_view(dev);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const double* in = &src[std::size_t(rows[r]) * std::size_t(cols)];
+    for (int c = 0; c < cols; ++c)
+      host(r, c) = mean ? real((in[c] - (*mean)[c]) / (*stdev)[c]) : real(in[c]);
+  }
+  Kokkos::deep_copy(dev, host);
+  return dev;
+}
+
+View1<int> labels_to_device(const std::string& label, const std::vector<int>& src,
+                            const std::vector<std::int64_t>& rows) {
+  View1<int> dev(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), rows.size());
+  auto host = Kokkos::create_mirror_view(dev);
+  for (std::size_t r = 0; r < rows.size(); ++r) host(r) = src[std::size_t(rows[r])];
+  Kokkos::deep_copy(dev, host);
+  return dev;
+}
+
+}  // namespace
+
+DatasetOptions dataset_options(const Config& config) {
+  DatasetOptions o;
+  o.val_fraction = config.get_real("dataset.val_fraction");
+  o.standardize = config.get_bool("dataset.standardize");
+  o.seed = std::uint64_t(config.get_int("dataset.seed"));
+  return o;
+}
+
+Dataset::Dataset(std::string style, RawData raw, const DatasetOptions& options)
+    : style_(std::move(style)),
+      source_(raw.source),
+      task_(raw.task),
+      features_(raw.features),
+      outputs_(raw.outputs),
+      options_(options) {
+  check_raw(raw);
+  HPT_REQUIRE(options.val_fraction >= 0.0 && options.val_fraction < 1.0,
+              "dataset.val_fraction must be in [0, 1)");
+
+  // Split once: order the rows by a seeded hash, the first n_val go to validation. At least one row
+  // stays for training.
+  const std::int64_t n = raw.rows;
+  const std::int64_t n_val =
+      std::min<std::int64_t>(std::llround(options.val_fraction * double(n)), n - 1);
+  std::vector<std::pair<std::uint64_t, std::int64_t>> order(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i)
+    order[std::size_t(i)] = {rng::key(options.seed, kSplitStream, std::uint64_t(i)), i};
+  std::sort(order.begin(), order.end());
+  for (std::int64_t i = 0; i < n; ++i)
+    (i < n_val ? val_rows_ : train_rows_).push_back(order[std::size_t(i)].second);
+  std::sort(val_rows_.begin(), val_rows_.end());
+  std::sort(train_rows_.begin(), train_rows_.end());
+
+  // Standardisation statistics from the train part only (population std, in double).
+  if (options.standardize) {
+    const std::size_t f = std::size_t(features_);
+    mean_.assign(f, 0.0);
+    std_.assign(f, 0.0);
+    for (std::int64_t r : train_rows_)
+      for (std::size_t c = 0; c < f; ++c) mean_[c] += raw.x[std::size_t(r) * f + c];
+    for (std::size_t c = 0; c < f; ++c) mean_[c] /= double(train_rows_.size());
+    for (std::int64_t r : train_rows_)
+      for (std::size_t c = 0; c < f; ++c) {
+        const double d = raw.x[std::size_t(r) * f + c] - mean_[c];
+        std_[c] += d * d;
+      }
+    for (std::size_t c = 0; c < f; ++c) {
+      std_[c] = std::sqrt(std_[c] / double(train_rows_.size()));
+      if (!(std_[c] > 0.0)) std_[c] = 1.0;  // a constant column (e.g. a digits border pixel)
+    }
+  }
+  const auto* mean = options.standardize ? &mean_ : nullptr;
+  const auto* stdev = options.standardize ? &std_ : nullptr;
+  x_train_ = rows_to_device("hpt::dataset_x_train", raw.x, features_, train_rows_, mean, stdev);
+  x_val_ = rows_to_device("hpt::dataset_x_val", raw.x, features_, val_rows_, mean, stdev);
+  if (task_ == Task::Classification) {
+    labels_train_ = labels_to_device("hpt::dataset_labels_train", raw.labels, train_rows_);
+    labels_val_ = labels_to_device("hpt::dataset_labels_val", raw.labels, val_rows_);
+    targets_train_ = View2<real>("hpt::dataset_targets_train", 0, 0);
+    targets_val_ = View2<real>("hpt::dataset_targets_val", 0, 0);
+  } else {
+    targets_train_ = rows_to_device("hpt::dataset_targets_train", raw.targets, outputs_,
+                                    train_rows_, nullptr, nullptr);
+    targets_val_ = rows_to_device("hpt::dataset_targets_val", raw.targets, outputs_, val_rows_,
+                                  nullptr, nullptr);
+    labels_train_ = View1<int>("hpt::dataset_labels_train", 0);
+    labels_val_ = View1<int>("hpt::dataset_labels_val", 0);
+  }
+}
+
+const MiniBatch& Dataset::next_batch(int batch_size) {
+  HPT_REQUIRE(batch_size >= 1, "batch size must be at least 1");
+  if (batch_.x.extent(0) != std::size_t(batch_size)) {
+    const bool cls = task_ == Task::Classification;
+    batch_.x = View2<real>("hpt::dataset_batch_x", batch_size, features_);
+    batch_.labels = View1<int>("hpt::dataset_batch_labels", cls ? batch_size : 0);
+    batch_.targets =
+        View2<real>("hpt::dataset_batch_targets", cls ? 0 : batch_size, cls ? 0 : outputs_);
+    batch_.rows = View1<int>("hpt::dataset_batch_rows", batch_size);
+  }
+  dataset::gather_batch<ExecSpace, real>(ExecSpace(), options_.seed, cursor_.epoch,
+                                         cursor_.position, x_train_, labels_train_, targets_train_,
+                                         batch_.x, batch_.labels, batch_.targets, batch_.rows);
+  const std::int64_t stream = cursor_.position + batch_size;
+  cursor_.epoch += stream / train_size();
+  cursor_.position = stream % train_size();
+  return batch_;
+}
+
+void Dataset::set_cursor(BatchCursor cursor) {
+  if (cursor.epoch < 0 || cursor.position < 0 || cursor.position >= train_size())
+    throw InputError("dataset batch cursor (epoch " + std::to_string(cursor.epoch) + ", position " +
+                     std::to_string(cursor.position) +
+                     ") is out of range: expected epoch >= 0 and position in [0, " +
+                     std::to_string(train_size()) + ") (a checkpoint of another data set?)");
+  cursor_ = cursor;
+}
+
+std::int64_t Dataset::shuffled_row(std::int64_t epoch, std::int64_t position) const {
+  HPT_REQUIRE(position >= 0 && position < train_size(), "shuffled_row position out of range");
+  return dataset::epoch_row(options_.seed, epoch, position, train_size());
+}
+
+std::string Dataset::summary() const {
+  std::ostringstream os;
+  os << "dataset " << style_;
+  if (source_ != style_) os << " (" << source_ << ")";
+  os << ": " << size() << " rows x " << features_ << " features, " << task_name(task_) << " with "
+     << outputs_ << (task_ == Task::Classification ? " classes" : " outputs") << "; train "
+     << train_size() << ", validation " << val_size()
+     << (options_.standardize ? ", standardised" : "");
+  return os.str();
+}
+
+}  // namespace hpt

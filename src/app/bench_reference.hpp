@@ -1,0 +1,37 @@
+#pragma once
+// Inputs of the rollout bench and the comparison of every timed kernel with a plain host reference
+// (PERF.md: "the largest deviation from the plain host reference computed once on the same inputs").
+#include <cstdint>
+
+#include "app/bench_sizes.hpp"
+#include "kernels/ensemble_rollout.hpp"
+#include "kernels/telemetry_history.hpp"
+#include "modules/encoder/encoder.hpp"
+
+namespace hpt::app {
+
+struct RolloutBenchInputs {
+  RssmParams<real> params;
+  GruReset reset = GruReset::After;
+  View2<real> h0;
+  RolloutInputs<real> inputs;
+  RolloutSettings settings;
+};
+
+// Seeded random parameters, latents, features and loss state for one size (rich feature update).
+RolloutBenchInputs make_rollout_bench_inputs(const RolloutSize& size, std::uint64_t seed);
+// Fills every ring of every run of `history` to capacity with seeded random telemetry.
+void fill_random_history(const TelemetryHistory<real>& history, std::uint64_t seed);
+
+// max |kernel - reference| / max(1, |reference|) over the loss paths of the first `scenarios`
+// scenarios (every member).
+double rollout_reference_deviation(const RolloutBenchInputs& in, const RolloutOutputs<real>& out,
+                                   int scenarios);
+// The same for one GRU step, over the rows of the first `scenarios` scenarios.
+double gru_reference_deviation(const RolloutBenchInputs& in, const View3<real>& x,
+                               const View3<real>& h, const View3<real>& h_out, int scenarios);
+// The same for the encoder's raw features of the first `runs` runs.
+double encoder_reference_deviation(const Encoder& encoder, const TelemetryHistory<real>& history,
+                                   const View2<real>& features, int runs);
+
+}  // namespace hpt::app

@@ -1,0 +1,216 @@
+#include "app/mode_bench.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+
+#include "app/bench_reference.hpp"
+#include "app/bench_sizes.hpp"
+#include "core/registry.hpp"
+#include "core/version.hpp"
+#include "io/atomic_file.hpp"
+#include "io/console.hpp"
+#include "io/hdf5_format.hpp"
+#include "kernels/ensemble_rollout.hpp"
+#include "kernels/gru_step.hpp"
+#include "modules/encoder/register.hpp"
+
+namespace hpt::app {
+
+void declare_bench_options(OptionSchema& s) {
+  s.add_string("bench.sizes", "small,prototype,wide,batch,sweep",
+               "rollout sizes of PERF.md to time (comma-separated)");
+  s.add_string("bench.encoder_runs", "1,1024,65536", "encoder batch sizes R (comma-separated)");
+  s.add_int("bench.encoder_history", 256, "history length of every encoded run", 1, 1 << 20);
+  s.add_string("bench.encoder_styles", "rich,original", "encoder styles to time");
+  s.add_int("bench.warmup", 2, "untimed runs before timing", 0, 1000);
+  s.add_int("bench.repeat", 5, "timed runs; median and min are reported", 1, 100000);
+  s.add_int("bench.reference_scenarios", 1,
+            "scenarios (all members) recomputed by the plain host reference per rollout size", 1,
+            1 << 20);
+  s.add_real("bench.peak_gflops", 0.0,
+             "FP32 peak of the device in GFLOP/s for the fraction-of-peak column (0: not shown)", 0);
+  s.add_int("bench.copy_mb", 256, "size of the device copy that measures memory bandwidth (MiB)", 1,
+            1 << 20);
+}
+
+namespace {
+
+struct Timing {
+  double median = 0, min = 0;
+};
+
+template <class F>
+Timing time_kernel(F&& f, int warmup, int repeat) {
+  for (int i = 0; i < warmup; ++i) f();
+  Kokkos::fence();
+  std::vector<double> t;
+  for (int i = 0; i < repeat; ++i) {
+    Kokkos::fence();
+    Kokkos::Timer timer;
+    f();
+    Kokkos::fence();
+    t.push_back(timer.seconds());
+  }
+  std::sort(t.begin(), t.end());
+  return {t[t.size() / 2], t.front()};
+}
+
+// Device-to-device copy bandwidth in GB/s (bytes read + bytes written), the memory limit of PERF.md.
+double measure_copy_bandwidth(std::size_t mib, int repeat) {
+  const std::size_t n = mib * (1u << 20) / sizeof(float);
+  View1<float> a("hpt::bench_copy_a", n), b("hpt::bench_copy_b", n);
+  Kokkos::deep_copy(a, 1.0f);
+  const Timing t = time_kernel([&] { Kokkos::deep_copy(b, a); }, 2, std::max(repeat, 5));
+  return 2.0 * n * sizeof(float) / t.median / 1e9;
+}
+
+struct Row {
+  std::string kernel, size;
+  long E = 0, N = 0, H = 0, Y = 0, R = 0;
+  Timing t;
+  double us_per_step = 0, ns_per_member_step = 0, member_steps_per_s = 0, gflops = 0,
+         peak_fraction = -1, gbs = 0, bw_fraction = -1, max_deviation = -1;
+};
+
+}  // namespace
+
+int run_bench_mode(const RunContext& ctx) {
+  const Config& c = ctx.config;
+  const auto sizes = parse_rollout_sizes(c.get_string("bench.sizes"), "bench.sizes");
+  const auto runs = parse_positive_list(c.get_string("bench.encoder_runs"), "bench.encoder_runs");
+  const int warmup = int(c.get_int("bench.warmup")), repeat = int(c.get_int("bench.repeat"));
+  const double peak = c.get_real("bench.peak_gflops");
+  const int ref_scenarios = int(c.get_int("bench.reference_scenarios"));
+  std::vector<Row> rows;
+
+  const double copy_gbs = measure_copy_bandwidth(std::size_t(c.get_int("bench.copy_mb")), repeat);
+  std::cout << "\nmeasured device copy bandwidth: " << io::fmt(copy_gbs) << " GB/s\n";
+
+  for (const auto& sz : sizes) {
+    Kokkos::Profiling::pushRegion("hpt::bench_rollout_" + sz.name);
+    RolloutBenchInputs in = make_rollout_bench_inputs(sz, std::uint64_t(c.get_int("run.seed")));
+    RolloutOutputs<real> out(sz.scenarios, sz.members, sz.hidden, sz.horizon);
+    const double flops = rollout_flops_per_member_step(sz.hidden, sz.input, sz.stochastic);
+    const double member_steps = double(sz.members) * sz.scenarios * sz.horizon;
+    Row r;
+    r.kernel = "rollout";
+    r.size = sz.name;
+    r.E = sz.members, r.N = sz.scenarios, r.H = sz.hidden, r.Y = sz.horizon;
+    r.t = time_kernel(
+        [&] { ensemble_rollout(ExecSpace(), in.params, in.reset, in.h0, in.inputs, in.settings, out); },
+        warmup, repeat);
+    r.us_per_step = r.t.median / sz.horizon * 1e6;
+    r.ns_per_member_step = r.t.median / member_steps * 1e9;
+    r.member_steps_per_s = member_steps / r.t.median;
+    r.gflops = flops * member_steps / r.t.median / 1e9;
+    if (peak > 0) r.peak_fraction = r.gflops / peak;
+    r.max_deviation = rollout_reference_deviation(in, out, ref_scenarios);
+    rows.push_back(r);
+
+    // One GRU step over all N x E rows.
+    View3<real> x("hpt::bench_x", sz.scenarios, sz.members, sz.input);
+    View3<real> h("hpt::bench_h", sz.scenarios, sz.members, sz.hidden);
+    View3<real> h_out("hpt::bench_h_out", sz.scenarios, sz.members, sz.hidden);
+    fill_uniform(ExecSpace(), x.data(), x.size(), 11, 1, 1.0);
+    fill_uniform(ExecSpace(), h.data(), h.size(), 11, 2, 1.0);
+    Row g = r;
+    g.kernel = "gru_step";
+    g.Y = 1;
+    g.t = time_kernel([&] { gru_step(ExecSpace(), in.params.gru, in.reset, x, h, h_out); }, warmup,
+                      repeat * 10);
+    const double gru_ms = double(sz.members) * sz.scenarios;
+    g.us_per_step = g.t.median * 1e6;
+    g.ns_per_member_step = g.t.median / gru_ms * 1e9;
+    g.member_steps_per_s = gru_ms / g.t.median;
+    g.gflops = gru_step_flops(sz.hidden, sz.input) * gru_ms / g.t.median / 1e9;
+    g.peak_fraction = peak > 0 ? g.gflops / peak : -1;
+    g.max_deviation = gru_reference_deviation(in, x, h, h_out, ref_scenarios);
+    rows.push_back(g);
+    Kokkos::Profiling::popRegion();
+    std::cout << "  timed " << sz.name << std::endl;
+  }
+
+  Registry<Encoder> encoders("encoder");
+  register_encoder_styles(encoders);
+  const int history_len = int(c.get_int("bench.encoder_history"));
+  for (const auto& style : std::vector<std::string>{"rich", "original"}) {
+    if (c.get_string("bench.encoder_styles").find(style) == std::string::npos) continue;
+    for (const long R : runs) {
+      Kokkos::Profiling::pushRegion("hpt::bench_encode_" + style);
+      Config ec = c;
+      ec.set("encoder.style", style, "bench");
+      ec.set("encoder.loss_history", std::to_string(history_len), "bench");
+      auto encoder = encoders.create(style, ec);
+      auto history = encoder->create_history(int(R));
+      fill_random_history(history, std::uint64_t(c.get_int("run.seed")));
+      View2<real> features("hpt::bench_features", R, kFeatures);
+      Row r;
+      r.kernel = "encode_" + style;
+      r.size = "R=" + std::to_string(R);
+      r.R = R;
+      r.Y = history_len;
+      r.t = time_kernel([&] { encoder->encode(history, features); }, warmup, repeat);
+      r.us_per_step = r.t.median * 1e6 / double(R);  // us per encoded run
+      r.gbs = double(encoder->bytes_per_encode(int(R))) / r.t.median / 1e9;
+      r.bw_fraction = r.gbs / copy_gbs;
+      r.max_deviation = encoder_reference_deviation(*encoder, history, features, ref_scenarios);
+      rows.push_back(r);
+      Kokkos::Profiling::popRegion();
+    }
+  }
+
+  auto opt = [](double v, int d = 4) { return v < 0 ? std::string("-") : io::fmt(v, d); };
+  io::TextTable table({"kernel", "size", "E", "N|R", "H", "Y", "median ms", "min ms", "us/step",
+                       "ns/member-step", "member-steps/s", "GFLOP/s", "%peak", "GB/s", "%copy BW",
+                       "max dev"});
+  for (const auto& r : rows) {
+    const bool enc = r.R > 0;
+    table.add_row({r.kernel, r.size, enc ? "-" : std::to_string(r.E),
+                   std::to_string(enc ? r.R : r.N), enc ? "-" : std::to_string(r.H),
+                   std::to_string(r.Y), io::fmt(r.t.median * 1e3), io::fmt(r.t.min * 1e3),
+                   io::fmt(r.us_per_step), enc ? "-" : io::fmt(r.ns_per_member_step),
+                   enc ? "-" : io::fmt(r.member_steps_per_s), enc ? "-" : io::fmt(r.gflops),
+                   r.peak_fraction < 0 ? "-" : io::fmt(100 * r.peak_fraction, 3),
+                   enc ? io::fmt(r.gbs) : "-",
+                   r.bw_fraction < 0 ? "-" : io::fmt(100 * r.bw_fraction, 3), opt(r.max_deviation, 3)});
+  }
+  std::cout << "\n" << io::backend_description() << ", " << "precision " << kPrecision << "\n"
+            << "(us/step: per rollout step, per GRU step, or per encoded run; max dev: largest "
+               "|kernel - host reference| / max(1, |reference|) on the checked rows)\n"
+            << table.str();
+
+  const std::string csv_path = ctx.output_path(".csv");
+  {
+    std::ofstream f(csv_path + ".tmp");
+    f << "kernel,size,E,N,R,H,Y,median_s,min_s,us_per_step,ns_per_member_step,member_steps_per_s,"
+         "gflops,peak_fraction,gbs,copy_gbs,bw_fraction,max_deviation,backend\n";
+    for (const auto& r : rows)
+      f << r.kernel << "," << r.size << "," << r.E << "," << r.N << "," << r.R << "," << r.H
+        << "," << r.Y << "," << r.t.median << "," << r.t.min << "," << r.us_per_step << ","
+        << r.ns_per_member_step << "," << r.member_steps_per_s << "," << r.gflops << ","
+        << r.peak_fraction << "," << r.gbs << "," << copy_gbs << "," << r.bw_fraction << ","
+        << r.max_deviation << ",\"" << io::backend_description() << "\"\n";
+    f.close();
+    std::rename((csv_path + ".tmp").c_str(), csv_path.c_str());
+  }
+  {
+    io::AtomicH5Writer writer(ctx.output_path(".h5"));
+    io::write_hpt_header(writer.file(), io::HptFileKind::Bench, ctx.resolved_ini);
+    io::H5Group root = writer.file().root();
+    root.write_string_attribute("table_csv", table.csv());
+    root.write_double_attribute("copy_gbs", copy_gbs);
+    std::vector<double> med, us, dev;
+    for (const auto& r : rows) med.push_back(r.t.median), us.push_back(r.us_per_step),
+        dev.push_back(r.max_deviation);
+    root.write_dataset("median_s", io::H5Element::Float64, med.data(), {med.size()});
+    root.write_dataset("us_per_step", io::H5Element::Float64, us.data(), {us.size()});
+    root.write_dataset("max_deviation", io::H5Element::Float64, dev.data(), {dev.size()});
+    writer.commit();
+  }
+  std::cout << "wrote " << csv_path << " and " << ctx.output_path(".h5") << "\n";
+  return 0;
+}
+
+}  // namespace hpt::app

@@ -1,0 +1,10 @@
+#pragma once
+// run.mode = bench (PERF.md): times the encoder, GRU-step and rollout kernels at the deck's sizes.
+#include "app/run_context.hpp"
+
+namespace hpt::app {
+
+void declare_bench_options(OptionSchema& schema);
+int run_bench_mode(const RunContext& ctx);
+
+}  // namespace hpt::app

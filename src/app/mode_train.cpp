@@ -1,0 +1,129 @@
+#include "app/mode_train.hpp"
+
+#include <iostream>
+
+#include "core/registry.hpp"
+#include "io/console.hpp"
+#include "io/dataset_files.hpp"
+#include "io/hdf5_format.hpp"
+#include "modules/dataset/register.hpp"
+#include "modules/encoder/register.hpp"
+#include "modules/model/register.hpp"
+#include "modules/optimizer/register.hpp"
+#include "train/trainer.hpp"
+
+namespace hpt::app {
+
+void declare_train_options(OptionSchema& s) {
+  s.add_int("train.steps", 1000, "training steps (optimizer updates) of the run", 1);
+  s.add_int("train.batch_size", 32, "minibatch rows", 1, 1 << 24);
+  s.add_int("train.val_every", 100, "validation on the whole held-out part every this many steps", 1);
+  s.add_choice("train.hybrid", "off", {"off"},
+               "hybrid predictive training (SPEC 6); off = full training, the baseline");
+  s.add_int("checkpoint.every", 0, "checkpoint every this many steps (0: at the end and on a signal)",
+            0);
+  s.add_int("checkpoint.keep", 3, "checkpoints of the run kept on disk (newest first)", 1, 1000000);
+  s.add_string("run.restart", "",
+               "continue from a checkpoint: a file, or auto (the newest of this run's output)");
+}
+
+namespace {
+
+std::string output_prefix(const RunContext& ctx) { return ctx.output_dir + "/" + ctx.output_name; }
+
+// The checkpoint to restart from, or "" for a fresh start.
+std::string resolve_restart(const RunContext& ctx) {
+  const std::string r = ctx.config.get_string("run.restart");
+  if (r == "auto") return train::latest_checkpoint(output_prefix(ctx));
+  return r;
+}
+
+}  // namespace
+
+void check_train_inputs(const RunContext& ctx) {
+  dataset_file_path(ctx.config);  // throws InputError naming dataset.path when missing
+  const std::string restart = resolve_restart(ctx);
+  if (!restart.empty()) {
+    try {
+      io::open_hpt_file(restart, io::HptFileKind::Checkpoint);
+    } catch (const InputError& e) {
+      throw InputError("run.restart = '" + ctx.config.get_string("run.restart") + "': " + e.what());
+    }
+  }
+}
+
+int run_train_mode(const RunContext& ctx) {
+  const Config& c = ctx.config;
+  Registry<Dataset> datasets("dataset");
+  register_dataset_styles(datasets, io::read_dataset_file);
+  Registry<Model> models("model");
+  register_model_styles(models);
+  Registry<Optimizer> optimizers("optimizer");
+  register_optimizer_styles(optimizers);
+  Registry<Encoder> encoders("encoder");
+  register_encoder_styles(encoders);
+
+  auto dataset = datasets.create(c.get_string("dataset.style"), c);
+  auto model = models.create(c.get_string("model.style"), c);
+  if (model->input_size() != dataset->features() || model->output_size() != dataset->outputs())
+    throw InputError("model.layers = '" + c.get_string("model.layers") + "' maps " +
+                     std::to_string(model->input_size()) + " inputs to " +
+                     std::to_string(model->output_size()) + " outputs, but dataset '" +
+                     dataset->style() + "' has " + std::to_string(dataset->features()) +
+                     " features and " + std::to_string(dataset->outputs()) +
+                     " outputs (set the first and last layer sizes to these)");
+  if (dataset->train_size() < 1)
+    throw InputError("dataset.val_fraction = " + std::to_string(c.get_real("dataset.val_fraction")) +
+                     " leaves no training rows");
+  model->initialize(std::uint64_t(c.get_int("run.seed")));
+  auto optimizer = optimizers.create(c.get_string("optimizer.style"), c);
+  optimizer->bind(model->parameters());
+  auto encoder = encoders.create(c.get_string("encoder.style"), c);
+  auto history = encoder->create_history(1);
+  const std::int64_t steps = c.get_int("train.steps");
+  const LrSchedule schedule = make_lr_schedule(c, c.get_real("optimizer.lr"), long(steps));
+
+  train::TrainState state{*model, *optimizer, *dataset, history};
+  std::int64_t start = 0;
+  const std::string restart = resolve_restart(ctx);
+  if (!restart.empty()) {
+    start = train::load_checkpoint(restart, state);
+    std::cout << "restarting from " << restart << " at step " << start << "\n";
+  } else if (c.get_string("run.restart") == "auto") {
+    std::cout << "run.restart = auto: no checkpoint of this run yet, starting at step 0\n";
+  }
+  std::cout << "dataset   " << dataset->summary() << "\n"
+            << "model     " << model->summary() << "\n"
+            << "optimizer " << optimizer->summary() << ", " << schedule.summary() << "\n";
+
+  train::TrainerSettings ts;
+  ts.steps = steps;
+  ts.batch_size = int(c.get_int("train.batch_size"));
+  ts.val_every = int(c.get_int("train.val_every"));
+  ts.print_every = int(c.get_int("run.print_every"));
+  ts.checkpoint_every = int(c.get_int("checkpoint.every"));
+  ts.keep_checkpoints = int(c.get_int("checkpoint.keep"));
+  ts.output_prefix = output_prefix(ctx);
+  ts.deck = ctx.resolved_ini;
+  train::TraceFile trace(ctx.output_path("_trace.h5"), ctx.resolved_ini, restart.empty() ? -1 : start);
+  train::Trainer trainer(state, schedule, ts);
+  const train::TrainSummary s = trainer.run(start, trace);
+
+  const double done = double(s.last_step - s.first_step);
+  io::TextTable table({"quantity", "value"});
+  table.add_row({"steps", std::to_string(s.first_step) + " -> " + std::to_string(s.last_step)});
+  table.add_row({"final minibatch loss", io::fmt(s.final_loss, 6)});
+  table.add_row({"final validation loss", io::fmt(s.final_val_loss, 6)});
+  table.add_row({"final validation accuracy", io::fmt(100 * s.final_val_accuracy, 5) + " %"});
+  table.add_row({"best validation accuracy", io::fmt(100 * s.best_val_accuracy, 5) + " %"});
+  table.add_row({"wall time", io::fmt(s.seconds, 4) + " s"});
+  table.add_row({"steps/s", io::fmt(done / std::max(1e-9, s.seconds), 4)});
+  table.add_row({"backward passes", std::to_string(s.last_step - s.first_step)});
+  table.add_row({"last checkpoint", s.last_checkpoint.empty() ? "-" : s.last_checkpoint});
+  table.add_row({"trace", trace.path()});
+  std::cout << "\nsummary\n" << table.str();
+  if (s.non_finite) return 3;
+  return 0;
+}
+
+}  // namespace hpt::app

@@ -1,0 +1,52 @@
+#pragma once
+// Full training (hybrid = off): the step loop over minibatches with telemetry (SPEC 1), validation,
+// progress lines, trace rows, periodic checkpoints and a clean stop on SIGTERM/SIGUSR1.
+#include <cstdint>
+#include <string>
+
+#include "train/checkpoint.hpp"
+#include "train/lr_schedule.hpp"
+#include "train/trace_file.hpp"
+
+namespace hpt::train {
+
+struct TrainerSettings {
+  std::int64_t steps = 1000;      // total steps of the run (a restart continues up to it)
+  int batch_size = 32;
+  int val_every = 100;            // validation every this many steps (and at the last step)
+  int print_every = 100;
+  int checkpoint_every = 0;       // 0: only at the end and on a stop signal
+  int keep_checkpoints = 3;
+  std::string output_prefix;      // "out/digits": checkpoints are <prefix>_ckpt_<step>.h5
+  std::string deck;               // stored in every checkpoint
+};
+
+struct TrainSummary {
+  std::int64_t first_step = 0, last_step = 0;  // steps completed: (first_step, last_step]
+  double final_loss = 0, final_val_loss = 0, final_val_accuracy = 0, best_val_accuracy = 0;
+  double seconds = 0;
+  int stop_signal = 0;      // the signal that stopped the run early, or 0
+  bool non_finite = false;  // stopped at a non-finite loss or gradient
+  std::string last_checkpoint;
+};
+
+// Loss and accuracy of the whole validation part, in batches.
+struct Evaluation {
+  double loss = 0, accuracy = 0;
+};
+
+class Trainer {
+ public:
+  Trainer(const TrainState& state, const LrSchedule& schedule, const TrainerSettings& settings);
+  // Trains from `start_step` completed steps to settings.steps.
+  TrainSummary run(std::int64_t start_step, TraceFile& trace);
+  Evaluation evaluate_validation();
+
+ private:
+  std::string write_checkpoint(std::int64_t step, TraceFile& trace);
+  TrainState state_;
+  LrSchedule schedule_;
+  TrainerSettings settings_;
+};
+
+}  // namespace hpt::train

@@ -1,0 +1,84 @@
+"""The binary on every deck in inputs/ (shortened by --set where a deck is long) and the files it writes: exit
+code 0, HDF5 outputs that open in h5py with the hpt attributes, the resolved deck stored, and sane contents."""
+import os
+import time
+
+import numpy as np
+
+import hptest
+
+a = hptest.args()
+h5py = hptest.h5()
+inp = lambda n: hptest.deck_path(a.root, n)
+out = os.path.join(a.work, "out")
+
+
+def header_ok(path, kind):
+    with h5py.File(path, "r") as f:
+        at = f.attrs
+        return (at["hpt_kind"] == kind and int(at["hpt_format_version"]) == 1 and "[run]" in at["hpt_deck"]
+                and len(at["hpt_backend"]) > 0)
+
+
+# quickstart: as shipped (the README's first command), under 30 s once built.
+t0 = time.time()
+r = hptest.run(a.hpt, inp("quickstart.ini"), f"output.dir={out}", f"rollout.save_model={out}/model.h5")
+dt = time.time() - t0
+hptest.check(r.returncode == 0, "quickstart runs", r.stderr[-600:])
+hptest.check(dt < 30, f"quickstart under 30 s ({dt:.1f} s)")
+hptest.check("resolved configuration" in r.stdout and "rollout:" in r.stdout, "quickstart prints header and summary")
+q = os.path.join(out, "quickstart.h5")
+if os.path.exists(q):
+    hptest.check(header_ok(q, "rollout"), "quickstart.h5 has the hpt attributes")
+    with h5py.File(q, "r") as f:
+        p = f["paths"][()]
+        hptest.check(p.shape == (64, 5, 51), f"paths shape (N, E, Y+1) = {p.shape}")
+        hptest.check(np.all(np.isfinite(p)) and np.all(p > 0), "paths finite and positive")
+        hptest.check(np.allclose(p[:, :, 0], p[0, 0, 0]), "every path starts at the current loss")
+        qs = f["stats/loss_quantiles"][()]
+        hptest.check(np.all(qs[:, 0] <= qs[:, 1]) and np.all(qs[:, 1] <= qs[:, 2]), "quantiles ordered")
+        ref = np.quantile(p.reshape(-1, p.shape[2]), [0.05, 0.5, 0.95], axis=0).T
+        hptest.check(np.allclose(qs, ref, rtol=1e-5, atol=1e-6), "quantiles equal numpy's on the written paths")
+        hptest.check(np.allclose(f["stats/mean_loss"][()], p.reshape(-1, p.shape[2]).mean(0), rtol=1e-5),
+                     "mean path equals the mean of the written paths")
+        feats = f["features"][()]
+        hptest.check(feats.shape == (1, 64) and np.all(np.isfinite(feats)), "64 finite features")
+
+# rollout from the model file the quickstart saved.
+r = hptest.run(a.hpt, inp("rollout.ini"), f"output.dir={out}", f"rollout.model={out}/model.h5",
+               "rollout.horizon=20", "rollout.scenarios=16")
+hptest.check(r.returncode == 0, "rollout.ini runs from the saved model", r.stderr[-600:])
+if os.path.exists(os.path.join(out, "model.h5")):
+    hptest.check(header_ok(os.path.join(out, "model.h5"), "model"), "model.h5 has the hpt attributes")
+
+# bench, shortened.
+r = hptest.run(a.hpt, inp("bench-cpu.ini"), f"output.dir={out}", "bench.sizes=prototype",
+               "bench.encoder_runs=1,64", "bench.repeat=1", "bench.warmup=0", "bench.copy_mb=8")
+hptest.check(r.returncode == 0, "bench-cpu.ini runs (shortened)", r.stderr[-600:])
+csv = os.path.join(out, "bench-cpu.csv")
+if os.path.exists(csv):
+    rows = open(csv).read().strip().splitlines()
+    hptest.check(len(rows) == 1 + 2 + 4, f"bench CSV has rollout, gru_step and 4 encoder rows ({len(rows) - 1})")
+    devs = [float(x.split(",")[17]) for x in rows[1:]]
+    hptest.check(all(0 <= d < 1e-3 for d in devs), f"every bench row agrees with the host reference: {devs}")
+    hptest.check(header_ok(os.path.join(out, "bench-cpu.h5"), "bench"), "bench-cpu.h5 has the hpt attributes")
+
+# training decks, shortened.
+for deck, sets in [("xor.ini", ["train.steps=100"]),
+                   ("digits-baseline.ini", ["train.steps=150", "checkpoint.every=100"]),
+                   ("teacher-large.ini", ["dataset.samples=512", "dataset.teacher_layers=16,32,10",
+                                          "model.layers=16,32,10", "train.steps=20", "train.batch_size=32",
+                                          "checkpoint.every=10"])]:
+    name = deck[:-4]
+    r = hptest.run(a.hpt, inp(deck), f"output.dir={out}", *sets)
+    hptest.check(r.returncode == 0, f"{deck} runs (shortened)", r.stderr[-600:])
+    tr = os.path.join(out, f"{name}_trace.h5")
+    if os.path.exists(tr):
+        hptest.check(header_ok(tr, "trace"), f"{name}_trace.h5 has the hpt attributes")
+        with h5py.File(tr, "r") as f:
+            steps = f["steps/step"][()]
+            loss = f["steps/loss"][()]
+            hptest.check(len(steps) > 0 and steps[0] == 1 and np.all(np.diff(steps) == 1), f"{name}: trace steps 1..n")
+            hptest.check(np.all(np.isfinite(loss)), f"{name}: finite losses")
+            hptest.check(loss[-10:].mean() < loss[:10].mean(), f"{name}: the loss decreases")
+hptest.finish()
