@@ -2,9 +2,12 @@
 // Inputs of the rollout bench and the comparison of every timed kernel with a plain host reference
 // (PERF.md: "the largest deviation from the plain host reference computed once on the same inputs").
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "app/bench_sizes.hpp"
 #include "kernels/ensemble_rollout.hpp"
+#include "kernels/reference/encode_reference.hpp"
 #include "kernels/telemetry_history.hpp"
 #include "modules/encoder/encoder.hpp"
 
@@ -20,8 +23,10 @@ struct RolloutBenchInputs {
 
 // Seeded random parameters, latents, features and loss state for one size (rich feature update).
 RolloutBenchInputs make_rollout_bench_inputs(const RolloutSize& size, std::uint64_t seed);
-// Fills every ring of every run of `history` to capacity with seeded random telemetry.
-void fill_random_history(const TelemetryHistory<real>& history, std::uint64_t seed);
+// Pushes `steps` seeded random telemetry records into every run of `history` (one push per step, as
+// training and replay do) and keeps the plain host record of the first `tracked` runs.
+std::vector<reference::HostRun> fill_random_history(const TelemetryHistory<real>& history, int steps,
+                                                    int tracked, std::uint64_t seed);
 
 // max |kernel - reference| / max(1, |reference|) over the loss paths of the first `scenarios`
 // scenarios (every member).
@@ -30,8 +35,8 @@ double rollout_reference_deviation(const RolloutBenchInputs& in, const RolloutOu
 // The same for one GRU step, over the rows of the first `scenarios` scenarios.
 double gru_reference_deviation(const RolloutBenchInputs& in, const View3<real>& x,
                                const View3<real>& h, const View3<real>& h_out, int scenarios);
-// The same for the encoder's raw features of the first `runs` runs.
-double encoder_reference_deviation(const Encoder& encoder, const TelemetryHistory<real>& history,
-                                   const View2<real>& features, int runs);
+// The same for the raw features of the `style` encoder kernel on the runs the host tracked.
+double encoder_reference_deviation(const std::string& style, const TelemetryHistory<real>& history,
+                                   const std::vector<reference::HostRun>& host);
 
 }  // namespace hpt::app

@@ -178,10 +178,12 @@ TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace) {
     if (step % settings_.print_every == 0 || step == settings_.steps) {
       const double rate = double(step - last_print_step) / std::max(1e-9, now - last_print_time);
       char line[256];
-      std::snprintf(line, sizeof line,
-                    "step %8lld/%lld  loss %.5f  val %.5f  acc %6.2f%%  lr %.4g  %.1f steps/s  ETA %s",
-                    static_cast<long long>(step), static_cast<long long>(settings_.steps), lv.loss,
-                    last_val.loss, 100.0 * last_val.accuracy, lr, rate,
+      char val[64] = "val -";
+      if (std::isfinite(last_val.loss))
+        std::snprintf(val, sizeof val, "val %.5f  acc %6.2f%%", last_val.loss, 100.0 * last_val.accuracy);
+      std::snprintf(line, sizeof line, "step %8lld/%lld  loss %.5f  %s  lr %.4g  %.1f steps/s  ETA %s",
+                    static_cast<long long>(step), static_cast<long long>(settings_.steps), lv.loss, val,
+                    lr, rate,
                     format_seconds(double(settings_.steps - step) / std::max(rate, 1e-9)).c_str());
       std::cout << line << std::endl;
       last_print_time = now;

@@ -67,8 +67,8 @@ if os.path.exists(csv):
 for deck, sets in [("xor.ini", ["train.steps=100"]),
                    ("digits-baseline.ini", ["train.steps=150", "checkpoint.every=100"]),
                    ("teacher-large.ini", ["dataset.samples=512", "dataset.teacher_layers=16,32,10",
-                                          "model.layers=16,32,10", "train.steps=20", "train.batch_size=32",
-                                          "checkpoint.every=10"])]:
+                                          "model.layers=16,32,10", "train.steps=80", "train.batch_size=32",
+                                          "schedule.warmup=5", "optimizer.lr=0.01", "checkpoint.every=40"])]:
     name = deck[:-4]
     r = hptest.run(a.hpt, inp(deck), f"output.dir={out}", *sets)
     hptest.check(r.returncode == 0, f"{deck} runs (shortened)", r.stderr[-600:])

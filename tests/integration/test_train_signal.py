@@ -49,7 +49,7 @@ for sig in (signal.SIGTERM, signal.SIGUSR1):
                      r.stdout[-500:] + r.stderr[-300:])
 
 out = os.path.join(a.work, "diverge")
-r = hptest.run(a.hpt, deck, f"output.dir={out}", "optimizer.style=sgd", "optimizer.lr=1e30",
+r = hptest.run(a.hpt, deck, f"output.dir={out}", "optimizer.style=sgd", "optimizer.lr=1e30", "model.activation=relu",
                "train.steps=200", "checkpoint.every=1", "checkpoint.keep=2")
 hptest.check(r.returncode == 3 and "not finite at step" in r.stderr, "non-finite: exit 3 naming the step",
              f"rc {r.returncode}: {r.stderr[-400:]}")

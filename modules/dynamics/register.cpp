@@ -1,0 +1,26 @@
+#include "modules/dynamics/register.hpp"
+
+#include <memory>
+
+#include "modules/dynamics/rssm.hpp"
+
+namespace hpt {
+
+void declare_dynamics_options(OptionSchema& schema) {
+  schema.add_choice("dynamics.style", "rssm", {"rssm"},
+                    "model of the training process that forecasts the loss (SPEC 4)");
+  schema.add_int("dynamics.members", 5, "ensemble members E", 1, 1024);
+  schema.add_int("dynamics.hidden", 256, "GRU hidden size H of every member", 1, 16384);
+  schema.add_int("dynamics.stochastic", 32, "size S of the stochastic state", 1, 1024);
+  schema.add_int("dynamics.seed", 1, "seed of the parameter initialisation and rollout draws", 0);
+  schema.add_choice("gru.reset", "after", {"after", "before"},
+                    "reset gate after the recurrent product (PyTorch/cuDNN) or before (prototype)");
+}
+
+void register_dynamics_styles(Registry<Dynamics>& registry) {
+  registry.add(
+      "rssm", [](const Config& config) { return std::make_unique<RssmDynamics>(config); },
+      "ensemble of GRU state-space models with Gaussian prior and loss heads");
+}
+
+}  // namespace hpt

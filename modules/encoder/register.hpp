@@ -1,0 +1,14 @@
+#pragma once
+// The encoder styles and their deck options (DESIGN.md "Styles").
+#include "core/config.hpp"
+#include "core/registry.hpp"
+#include "modules/encoder/encoder.hpp"
+
+namespace hpt {
+
+// [encoder] style, loss_history, grad_history, clamp.
+void declare_encoder_options(OptionSchema& schema);
+
+void register_encoder_styles(Registry<Encoder>& registry);
+
+}  // namespace hpt

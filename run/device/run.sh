@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Runs on the GPU host from inside a bundle made by run/device/bundle: the whole test suite (unit +
+# integration) on the CUDA backend, the benchmarks, the PyTorch peer in the same job, and the GPU training
+# runs. Results go under $OUT (or ./results). Usage: ./run.sh [all|tests|bench|train]
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${OUT:-$here/results}
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$here/lib:${LD_LIBRARY_PATH:-}"
+export HPT_DEPS_DIR="$here/deps"; mkdir -p "$HPT_DEPS_DIR/data"
+cp "$here/data/digits.csv.gz" "$HPT_DEPS_DIR/data/" 2>/dev/null || true
+export OMP_PROC_BIND=false
+what=${1:-all}
+status=0
+summary() { printf '%s\n' "$*" | tee -a "$out/summary.txt"; }
+{
+  echo "== host"; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv
+  "$here/bin/hpt" --version
+} 2>&1 | tee "$out/device.txt"
+
+if [ "$what" = all ] || [ "$what" = tests ]; then
+  "$here/bin/hpt_unit_tests" --gtest_brief=1 > "$out/unit.log" 2>&1
+  rc=$?; summary "unit tests (CUDA + host backends): rc=$rc $(grep -E '^\[  (PASSED|FAILED) ' "$out/unit.log" | tr '\n' ' ')"
+  [ $rc = 0 ] || status=1
+  for t in "$here"/tests/integration/test_*.py; do
+    n=$(basename "$t" .py)
+    OMP_NUM_THREADS=2 python3 "$t" --hpt "$here/bin/hpt" --root "$here" --work "/tmp/hpt-it/$n" > "$out/it_$n.log" 2>&1
+    rc=$?; summary "integration $n: rc=$rc $(tail -n1 "$out/it_$n.log")"
+    [ $rc = 0 ] || status=1
+  done
+fi
+if [ "$what" = all ] || [ "$what" = bench ]; then
+  (cd "$here" && "$here/bin/hpt" -i inputs/bench-gpu.ini --set output.dir="$out" > "$out/bench-gpu.log" 2>&1)
+  summary "bench-gpu: rc=$?"
+  python3 "$here/bench/torch_rollout.py" --threads 16 --hpt-csv "$out/bench-gpu.csv" --csv "$out/torch.csv" \
+    > "$out/torch.log" 2>&1
+  summary "torch peer: rc=$?"
+  (cd "$here" && OMP_NUM_THREADS=16 "$here/bin/hpt-omp" -i inputs/bench-cpu.ini --set output.dir="$out" \
+    --set output.name=bench-omp16 > "$out/bench-omp16.log" 2>&1)
+  summary "bench-cpu on 16 OpenMP threads: rc=$?"
+fi
+if [ "$what" = all ] || [ "$what" = train ]; then
+  for d in digits-baseline teacher-large; do
+    (cd "$here" && "$here/bin/hpt" -i inputs/$d.ini --set output.dir="$out/train" > "$out/train_$d.log" 2>&1)
+    summary "train $d (CUDA): rc=$? $(grep -E 'steps/s|final validation accuracy' "$out/train_$d.log" | tr -s ' ' | tr '\n' ' ')"
+    (cd "$here" && OMP_NUM_THREADS=16 "$here/bin/hpt-omp" -i inputs/$d.ini --set output.dir="$out/train-omp" \
+      --set train.steps=200 > "$out/train_omp16_$d.log" 2>&1)
+    summary "train $d (OpenMP 16 threads, 200 steps): rc=$? $(grep -E 'steps/s' "$out/train_omp16_$d.log" | tr -s ' ' | tr '\n' ' ')"
+  done
+fi
+exit $status

@@ -1,0 +1,113 @@
+#pragma once
+// Parameters of the RSSM ensemble (SPEC 4): per member a GRU, a diagonal Gaussian prior over the
+// stochastic state s, and a loss head on c = [h; s] predicting the next change of log loss.
+#include <Kokkos_Core.hpp>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "core/types.hpp"
+#include "kernels/gru_weights.hpp"
+
+namespace hpt {
+
+constexpr double kPriorScaleFloor = 1e-4;  // sigma_s = softplus(B h + b) + kPriorScaleFloor
+// log var_delta is clamped to +-kLogVarLimit before exp, so an untrained head cannot give an
+// infinite or zero standard deviation (exp(10) fits float).
+constexpr double kLogVarLimit = 20.0;
+// An untrained loss head forecasts a nearly flat loss with small uncertainty: its weights are scaled
+// Glorot (x kLossHeadInitScale) and its log-variance bias starts at kInitialLogVar (sigma_delta = 0.01
+// per step in log loss), instead of an O(1) random walk in log loss.
+constexpr double kLossHeadInitScale = 0.01;
+constexpr double kInitialLogVar = -9.210340371976184;  // log(1e-4)
+
+template <class Real, class Mem = MemSpace>
+struct RssmParams {
+  GruWeights<Real, Mem> gru;
+  View3<Real, Mem> prior_mean_w;   // A (E, S, H): mu_s = A h + a
+  View2<Real, Mem> prior_mean_b;   // a (E, S)
+  View3<Real, Mem> prior_scale_w;  // B (E, S, H): sigma_s = softplus(B h + b) + 1e-4
+  View2<Real, Mem> prior_scale_b;  // b (E, S)
+  View3<Real, Mem> loss_head_w;    // C (E, 2, H+S): (mu_delta, log var_delta) = C [h; s] + d
+  View2<Real, Mem> loss_head_b;    // d (E, 2)
+
+  RssmParams() = default;
+  RssmParams(int members, int hidden, int stochastic, int input)
+      : gru(members, hidden, input, "rssm.gru"),
+        prior_mean_w("rssm.prior_mean_w", members, stochastic, hidden),
+        prior_mean_b("rssm.prior_mean_b", members, stochastic),
+        prior_scale_w("rssm.prior_scale_w", members, stochastic, hidden),
+        prior_scale_b("rssm.prior_scale_b", members, stochastic),
+        loss_head_w("rssm.loss_head_w", members, 2, hidden + stochastic),
+        loss_head_b("rssm.loss_head_b", members, 2) {}
+
+  KOKKOS_INLINE_FUNCTION int members() const { return gru.members(); }
+  KOKKOS_INLINE_FUNCTION int hidden() const { return gru.hidden(); }
+  KOKKOS_INLINE_FUNCTION int input() const { return gru.input(); }
+  KOKKOS_INLINE_FUNCTION int stochastic() const { return static_cast<int>(prior_mean_w.extent(1)); }
+
+  // Calls fn(name, data pointer, shape) for every tensor, in a fixed order (checkpoints, init).
+  template <class Fn>
+  void for_each_tensor(Fn&& fn) const {
+    auto shape = [](const auto& v) {
+      std::vector<std::size_t> s;
+      const unsigned rank = v.rank;
+      for (unsigned r = 0; r < rank; ++r) s.push_back(v.extent(r));
+      return s;
+    };
+    fn("gru.w_ih", gru.w_ih.data(), shape(gru.w_ih));
+    fn("gru.w_hh", gru.w_hh.data(), shape(gru.w_hh));
+    fn("gru.b_ih", gru.b_ih.data(), shape(gru.b_ih));
+    fn("gru.b_hh", gru.b_hh.data(), shape(gru.b_hh));
+    fn("prior.mean_w", prior_mean_w.data(), shape(prior_mean_w));
+    fn("prior.mean_b", prior_mean_b.data(), shape(prior_mean_b));
+    fn("prior.scale_w", prior_scale_w.data(), shape(prior_scale_w));
+    fn("prior.scale_b", prior_scale_b.data(), shape(prior_scale_b));
+    fn("loss_head.w", loss_head_w.data(), shape(loss_head_w));
+    fn("loss_head.b", loss_head_b.data(), shape(loss_head_b));
+  }
+};
+
+// data[i] = U(-limit, limit) drawn from rng::key(seed, stream, i): the same on every backend.
+template <class Space, class Real>
+void fill_uniform(const Space& space, Real* data, std::size_t count, std::uint64_t seed,
+                  std::uint64_t stream, double limit) {
+  Kokkos::parallel_for(
+      "hpt::fill_uniform", Kokkos::RangePolicy<Space>(space, 0, std::int64_t(count)),
+      KOKKOS_LAMBDA(const std::int64_t i) {
+        const double u = rng::uniform(rng::key(seed, stream, std::uint64_t(i)));
+        data[i] = Real(limit * (2.0 * u - 1.0));
+      });
+}
+
+// Seeded initialisation: GRU weights and biases U(+-1/sqrt(H)) (PyTorch's GRUCell), the heads
+// Glorot-uniform per member (limit sqrt(6 / (fan_in + fan_out))), head biases zero.
+template <class Space, class Real>
+void initialize_rssm_params(const Space& space,
+                            const RssmParams<Real, typename Space::memory_space>& p,
+                            std::uint64_t seed) {
+  const double H = p.hidden();
+  const double S = p.stochastic();
+  const double gru_limit = 1.0 / std::sqrt(H);
+  const double prior_limit = std::sqrt(6.0 / (H + S));
+  const double head_limit = std::sqrt(6.0 / (H + S + 2.0));
+  std::uint64_t stream = 0;
+  p.for_each_tensor([&](const std::string& name, Real* data, const std::vector<std::size_t>& s) {
+    std::size_t count = 1;
+    for (const auto e : s) count *= e;
+    double limit = 0.0;  // head biases
+    if (name.rfind("gru.", 0) == 0) limit = gru_limit;
+    if (name == "prior.mean_w" || name == "prior.scale_w") limit = prior_limit;
+    if (name == "loss_head.w") limit = kLossHeadInitScale * head_limit;
+    fill_uniform(space, data, count, seed, stream++, limit);
+  });
+  const auto head_b = p.loss_head_b;
+  Kokkos::parallel_for(
+      "hpt::init_log_var_bias", Kokkos::RangePolicy<Space>(space, 0, p.members()),
+      KOKKOS_LAMBDA(const int m) { head_b(m, 1) = Real(kInitialLogVar); });
+}
+
+}  // namespace hpt
