@@ -32,7 +32,7 @@ fi
 if [ "$what" = all ] || [ "$what" = bench ]; then
   (cd "$here" && "$here/bin/hpt" -i inputs/bench-gpu.ini --set output.dir="$out" > "$out/bench-gpu.log" 2>&1)
   summary "bench-gpu: rc=$?"
-  python3 "$here/bench/torch_rollout.py" --threads 16 --hpt-csv "$out/bench-gpu.csv" --csv "$out/torch.csv" \
+  python3 "$here/bench/torch_rollout.py" --threads 16 --repeat 5 --hpt-csv "$out/bench-gpu.csv" --csv "$out/torch.csv" \
     > "$out/torch.log" 2>&1
   summary "torch peer: rc=$?"
   (cd "$here" && OMP_NUM_THREADS=16 "$here/bin/hpt-omp" -i inputs/bench-cpu.ini --set output.dir="$out" \

@@ -33,7 +33,8 @@ RolloutBenchInputs make_rollout_bench_inputs(const RolloutSize& sz, std::uint64_
   s.first = real(std::log(2.3));
   s.mean32 = s.log_loss + real(0.04);
   s.std32 = real(0.05);
-  for (int i = 0; i < kLossWindow; ++i) s.window[i] = s.log_loss + real(0.01 * (kLossWindow - 1 - i));
+  for (int i = 0; i < kLossWindow; ++i)
+    s.window[i] = s.log_loss + real(0.01 * (kLossWindow - 1 - i));
   s.count = kLossWindow;
   st(0) = s;
   Kokkos::deep_copy(in.inputs.loss_states, st);
@@ -45,8 +46,8 @@ RolloutBenchInputs make_rollout_bench_inputs(const RolloutSize& sz, std::uint64_
   return in;
 }
 
-std::vector<reference::HostRun> fill_random_history(const TelemetryHistory<real>& history, int steps,
-                                                    int tracked, std::uint64_t seed) {
+std::vector<reference::HostRun> fill_random_history(const TelemetryHistory<real>& history,
+                                                    int steps, int tracked, std::uint64_t seed) {
   const int R = history.runs();
   std::vector<reference::HostRun> host(std::size_t(std::min(tracked, R)));
   Kokkos::View<TelemetryRecord*, Kokkos::LayoutRight, MemSpace> records("hpt::bench_records", R);
@@ -87,17 +88,34 @@ std::vector<double> to_host(const V& v) {
 
 HostRssm host_copy(const RolloutBenchInputs& in) {
   const auto& p = in.params;
-  HostRssm r{p.members(), p.hidden(), p.stochastic(), p.input(), in.reset, to_host(p.gru.w_ih),
-             to_host(p.gru.w_hh), to_host(p.gru.b_ih), to_host(p.gru.b_hh), to_host(p.prior_mean_w),
-             to_host(p.prior_mean_b), to_host(p.prior_scale_w), to_host(p.prior_scale_b),
-             to_host(p.loss_head_w), to_host(p.loss_head_b), to_host(in.h0), to_host(in.inputs.x0),
-             to_host(in.inputs.norm_mean), to_host(in.inputs.norm_inv_std), {}};
+  HostRssm r{p.members(),
+             p.hidden(),
+             p.stochastic(),
+             p.input(),
+             in.reset,
+             to_host(p.gru.w_ih),
+             to_host(p.gru.w_hh),
+             to_host(p.gru.b_ih),
+             to_host(p.gru.b_hh),
+             to_host(p.prior_mean_w),
+             to_host(p.prior_mean_b),
+             to_host(p.prior_scale_w),
+             to_host(p.prior_scale_b),
+             to_host(p.loss_head_w),
+             to_host(p.loss_head_b),
+             to_host(in.h0),
+             to_host(in.inputs.x0),
+             to_host(in.inputs.norm_mean),
+             to_host(in.inputs.norm_inv_std),
+             {}};
   auto st = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), in.inputs.loss_states);
   r.state = st(in.inputs.run);
   return r;
 }
 
-double sigmoid(double v) { return 1.0 / (1.0 + std::exp(-v)); }
+double sigmoid(double v) {
+  return 1.0 / (1.0 + std::exp(-v));
+}
 
 // One GRU step of member m (SPEC 3), plain loops in double.
 std::vector<double> gru_host(const HostRssm& p, int m, const double* x, const double* h) {
@@ -140,7 +158,8 @@ double rollout_reference_deviation(const RolloutBenchInputs& in, const RolloutOu
   double worst = 0;
   for (int n = 0; n < std::min(scenarios, in.settings.scenarios); ++n)
     for (int m = 0; m < p.E; ++m) {
-      std::vector<double> h(p.h0.begin() + std::size_t(m) * H, p.h0.begin() + std::size_t(m + 1) * H);
+      std::vector<double> h(p.h0.begin() + std::size_t(m) * H,
+                            p.h0.begin() + std::size_t(m + 1) * H);
       std::vector<double> x = p.x0, s(S);
       // The path's loss statistics, continued exactly as SPEC 5 describes (in double).
       double l = p.state.log_loss, e4 = p.state.ema4, e16 = p.state.ema16, e64 = p.state.ema64,
@@ -156,8 +175,9 @@ double rollout_reference_deviation(const RolloutBenchInputs& in, const RolloutOu
             mu += p.pm_w[(std::size_t(m) * S + i) * H + j] * h[j];
             sg += p.ps_w[(std::size_t(m) * S + i) * H + j] * h[j];
           }
-          const double sigma = (sg > 0 ? sg + std::log1p(std::exp(-sg)) : std::log1p(std::exp(sg))) +
-                               kPriorScaleFloor;
+          const double sigma =
+              (sg > 0 ? sg + std::log1p(std::exp(-sg)) : std::log1p(std::exp(sg))) +
+              kPriorScaleFloor;
           s[i] = mu + sigma * rng::normal(rng::key(seed, n, m, k, i));
         }
         double head[2];
@@ -168,7 +188,8 @@ double rollout_reference_deviation(const RolloutBenchInputs& in, const RolloutOu
           for (int i = 0; i < S; ++i) head[o] += w[H + i] * s[i];
         }
         const double log_var = std::min(kLogVarLimit, std::max(-kLogVarLimit, head[1]));
-        const double delta = head[0] + std::exp(0.5 * log_var) * rng::normal(rng::key(seed, n, m, k, S));
+        const double delta =
+            head[0] + std::exp(0.5 * log_var) * rng::normal(rng::key(seed, n, m, k, S));
         l += delta;
         e4 += (l - e4) / 4, e16 += (l - e16) / 16, e64 += (l - e64) / 64;
         best = std::min(best, l);
@@ -218,7 +239,8 @@ double gru_reference_deviation(const RolloutBenchInputs& in, const View3<real>& 
       for (int k = 0; k < p.I; ++k) xv[k] = xh(n, m, k);
       for (int k = 0; k < p.H; ++k) hv[k] = hh(n, m, k);
       const auto ref = gru_host(p, m, xv.data(), hv.data());
-      for (int j = 0; j < p.H; ++j) worst = std::max(worst, relative_deviation(oh(n, m, j), ref[j]));
+      for (int j = 0; j < p.H; ++j)
+        worst = std::max(worst, relative_deviation(oh(n, m, j), ref[j]));
     }
   return worst;
 }
@@ -233,10 +255,10 @@ double encoder_reference_deviation(const std::string& style, const TelemetryHist
   const auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), raw);
   double worst = 0;
   for (std::size_t r = 0; r < host.size(); ++r) {
-    const auto ref = style == "rich"
-                         ? reference::host_rich(host[r], history.loss_capacity(), history.other_capacity())
-                         : reference::host_original(host[r], history.loss_capacity(),
-                                                    history.other_capacity());
+    const auto ref =
+        style == "rich"
+            ? reference::host_rich(host[r], history.loss_capacity(), history.other_capacity())
+            : reference::host_original(host[r], history.loss_capacity(), history.other_capacity());
     for (int f = 0; f < kFeatures; ++f) {
       const double a = got(r, f), b = ref[std::size_t(f)];
       if (std::isnan(a) && std::isnan(b)) continue;  // the parity encoder's NaN loss on a fresh run

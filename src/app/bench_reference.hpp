@@ -1,6 +1,7 @@
 #pragma once
 // Inputs of the rollout bench and the comparison of every timed kernel with a plain host reference
-// (PERF.md: "the largest deviation from the plain host reference computed once on the same inputs").
+// (PERF.md: "the largest deviation from the plain host reference computed once on the same
+// inputs").
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,8 +26,8 @@ struct RolloutBenchInputs {
 RolloutBenchInputs make_rollout_bench_inputs(const RolloutSize& size, std::uint64_t seed);
 // Pushes `steps` seeded random telemetry records into every run of `history` (one push per step, as
 // training and replay do) and keeps the plain host record of the first `tracked` runs.
-std::vector<reference::HostRun> fill_random_history(const TelemetryHistory<real>& history, int steps,
-                                                    int tracked, std::uint64_t seed);
+std::vector<reference::HostRun> fill_random_history(const TelemetryHistory<real>& history,
+                                                    int steps, int tracked, std::uint64_t seed);
 
 // max |kernel - reference| / max(1, |reference|) over the loss paths of the first `scenarios`
 // scenarios (every member).

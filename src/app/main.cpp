@@ -1,5 +1,5 @@
-// hpt: parse the command line and the deck (all input checked before any work), start Kokkos, print the
-// header, dispatch run.mode.
+// hpt: parse the command line and the deck (all input checked before any work), start Kokkos, print
+// the header, dispatch run.mode.
 #include <Kokkos_Core.hpp>
 #include <filesystem>
 #include <iostream>
@@ -58,7 +58,8 @@ int run(int argc, char** argv) {
   if (mode == "train") hpt::app::check_train_inputs(ctx);
 
   std::vector<std::string> kargs{argv[0]};
-  if (config.get_int("run.threads") > 0) kargs.push_back(kokkos_threads_flag(config.get_int("run.threads")));
+  if (config.get_int("run.threads") > 0)
+    kargs.push_back(kokkos_threads_flag(config.get_int("run.threads")));
   for (const auto& a : cl.kokkos_args) kargs.push_back(a);
   std::vector<char*> kargv;
   for (auto& a : kargs) kargv.push_back(a.data());

@@ -31,7 +31,8 @@ void declare_bench_options(OptionSchema& s) {
             "scenarios (all members) or encoder runs recomputed by the plain host reference", 1,
             1 << 20);
   s.add_real("bench.peak_gflops", 0.0,
-             "FP32 peak of the device in GFLOP/s for the fraction-of-peak column (0: not shown)", 0);
+             "FP32 peak of the device in GFLOP/s for the fraction-of-peak column (0: not shown)",
+             0);
   s.add_int("bench.copy_mb", 256, "size of the device copy that measures memory bandwidth (MiB)", 1,
             1 << 20);
 }
@@ -58,7 +59,8 @@ Timing time_kernel(F&& f, int warmup, int repeat) {
   return {t[t.size() / 2], t.front()};
 }
 
-// Device-to-device copy bandwidth in GB/s (bytes read + bytes written), the memory limit of PERF.md.
+// Device-to-device copy bandwidth in GB/s (bytes read + bytes written), the memory limit of
+// PERF.md.
 double measure_copy_bandwidth(std::size_t mib, int repeat) {
   const std::size_t n = mib * (1u << 20) / sizeof(float);
   View1<float> a("hpt::bench_copy_a", n), b("hpt::bench_copy_b", n);
@@ -100,7 +102,10 @@ int run_bench_mode(const RunContext& ctx) {
     r.size = sz.name;
     r.E = sz.members, r.N = sz.scenarios, r.H = sz.hidden, r.Y = sz.horizon;
     r.t = time_kernel(
-        [&] { ensemble_rollout_auto(ExecSpace(), in.params, in.reset, in.h0, in.inputs, in.settings, out); },
+        [&] {
+          ensemble_rollout_auto(ExecSpace(), in.params, in.reset, in.h0, in.inputs, in.settings,
+                                out);
+        },
         warmup, repeat);
     r.us_per_step = r.t.median / sz.horizon * 1e6;
     r.ns_per_member_step = r.t.median / member_steps * 1e9;
@@ -169,16 +174,17 @@ int run_bench_mode(const RunContext& ctx) {
                        "max dev"});
   for (const auto& r : rows) {
     const bool enc = r.R > 0;
-    table.add_row({r.kernel, r.size, enc ? "-" : std::to_string(r.E),
-                   std::to_string(enc ? r.R : r.N), enc ? "-" : std::to_string(r.H),
-                   std::to_string(r.Y), io::fmt(r.t.median * 1e3), io::fmt(r.t.min * 1e3),
-                   io::fmt(r.us_per_step), enc ? "-" : io::fmt(r.ns_per_member_step),
-                   enc ? "-" : io::fmt(r.member_steps_per_s), enc ? "-" : io::fmt(r.gflops),
-                   r.peak_fraction < 0 ? "-" : io::fmt(100 * r.peak_fraction, 3),
-                   enc ? io::fmt(r.gbs) : "-",
-                   r.bw_fraction < 0 ? "-" : io::fmt(100 * r.bw_fraction, 3), opt(r.max_deviation, 3)});
+    table.add_row(
+        {r.kernel, r.size, enc ? "-" : std::to_string(r.E), std::to_string(enc ? r.R : r.N),
+         enc ? "-" : std::to_string(r.H), std::to_string(r.Y), io::fmt(r.t.median * 1e3),
+         io::fmt(r.t.min * 1e3), io::fmt(r.us_per_step), enc ? "-" : io::fmt(r.ns_per_member_step),
+         enc ? "-" : io::fmt(r.member_steps_per_s), enc ? "-" : io::fmt(r.gflops),
+         r.peak_fraction < 0 ? "-" : io::fmt(100 * r.peak_fraction, 3), enc ? io::fmt(r.gbs) : "-",
+         r.bw_fraction < 0 ? "-" : io::fmt(100 * r.bw_fraction, 3), opt(r.max_deviation, 3)});
   }
-  std::cout << "\n" << io::backend_description() << ", " << "precision " << kPrecision << "\n"
+  std::cout << "\n"
+            << io::backend_description() << ", "
+            << "precision " << kPrecision << "\n"
             << "(us/step: per rollout step, per GRU step, or per encoded run; max dev: largest "
                "|kernel - host reference| / max(1, |reference|) on the checked rows)\n"
             << table.str();
@@ -189,8 +195,8 @@ int run_bench_mode(const RunContext& ctx) {
     f << "kernel,size,E,N,R,H,Y,median_s,min_s,us_per_step,ns_per_member_step,member_steps_per_s,"
          "gflops,peak_fraction,gbs,copy_gbs,bw_fraction,max_deviation,backend\n";
     for (const auto& r : rows)
-      f << r.kernel << "," << r.size << "," << r.E << "," << r.N << "," << r.R << "," << r.H
-        << "," << r.Y << "," << r.t.median << "," << r.t.min << "," << r.us_per_step << ","
+      f << r.kernel << "," << r.size << "," << r.E << "," << r.N << "," << r.R << "," << r.H << ","
+        << r.Y << "," << r.t.median << "," << r.t.min << "," << r.us_per_step << ","
         << r.ns_per_member_step << "," << r.member_steps_per_s << "," << r.gflops << ","
         << r.peak_fraction << "," << r.gbs << "," << copy_gbs << "," << r.bw_fraction << ","
         << r.max_deviation << ",\"" << io::backend_description() << "\"\n";
@@ -204,8 +210,8 @@ int run_bench_mode(const RunContext& ctx) {
     root.write_string_attribute("table_csv", table.csv());
     root.write_double_attribute("copy_gbs", copy_gbs);
     std::vector<double> med, us, dev;
-    for (const auto& r : rows) med.push_back(r.t.median), us.push_back(r.us_per_step),
-        dev.push_back(r.max_deviation);
+    for (const auto& r : rows)
+      med.push_back(r.t.median), us.push_back(r.us_per_step), dev.push_back(r.max_deviation);
     root.write_dataset("median_s", io::H5Element::Float64, med.data(), {med.size()});
     root.write_dataset("us_per_step", io::H5Element::Float64, us.data(), {us.size()});
     root.write_dataset("max_deviation", io::H5Element::Float64, dev.data(), {dev.size()});

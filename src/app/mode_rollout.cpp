@@ -91,25 +91,26 @@ int run_rollout_mode(const RunContext& ctx) {
   Kokkos::Profiling::popRegion();
 
   // Console summary at a few horizons.
-  auto h = [](const auto& v) { return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v); };
+  auto h = [](const auto& v) {
+    return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  };
   const auto mean = h(stats.mean_loss);
   const auto q = h(stats.loss_quantiles);
   const auto tot = h(stats.total_std);
   const auto alea = h(stats.aleatoric_var);
   const auto epi = h(stats.epistemic_var);
   const auto smooth = h(stats.smoothness);
-  io::TextTable table({"step", "mean L", "q05", "q50", "q95", "std log L", "aleatoric var",
-                       "epistemic var"});
+  io::TextTable table(
+      {"step", "mean L", "q05", "q50", "q95", "std log L", "aleatoric var", "epistemic var"});
   for (int k : {0, 1, Y / 4, Y / 2, (3 * Y) / 4, Y}) {
     if (k > Y) continue;
     table.add_row({std::to_string(k), io::fmt(mean(k)), io::fmt(q(k, 0)), io::fmt(q(k, 1)),
                    io::fmt(q(k, 2)), io::fmt(tot(k)), io::fmt(alea(k)), io::fmt(epi(k))});
   }
   std::cout << "\nrollout: " << N << " scenarios x " << E << " members x " << Y << " steps ("
-            << dynamics->style() << ", H " << dynamics->hidden() << ", S "
-            << dynamics->stochastic() << ", encoder " << encoder->style() << ") in "
-            << io::fmt(seconds * 1e3) << " ms (" << io::fmt(Y > 0 ? seconds / Y * 1e6 : 0.0)
-            << " us per step)\n"
+            << dynamics->style() << ", H " << dynamics->hidden() << ", S " << dynamics->stochastic()
+            << ", encoder " << encoder->style() << ") in " << io::fmt(seconds * 1e3) << " ms ("
+            << io::fmt(Y > 0 ? seconds / Y * 1e6 : 0.0) << " us per step)\n"
             << table.str() << "smoothness " << io::fmt(smooth(0)) << "\n";
 
   // Output file, written atomically.

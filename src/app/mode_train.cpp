@@ -17,11 +17,12 @@ namespace hpt::app {
 void declare_train_options(OptionSchema& s) {
   s.add_int("train.steps", 1000, "training steps (optimizer updates) of the run", 1);
   s.add_int("train.batch_size", 32, "minibatch rows", 1, 1 << 24);
-  s.add_int("train.val_every", 100, "validation on the whole held-out part every this many steps", 1);
+  s.add_int("train.val_every", 100, "validation on the whole held-out part every this many steps",
+            1);
   s.add_choice("train.hybrid", "off", {"off"},
                "hybrid predictive training (SPEC 6); off = full training, the baseline");
-  s.add_int("checkpoint.every", 0, "checkpoint every this many steps (0: at the end and on a signal)",
-            0);
+  s.add_int("checkpoint.every", 0,
+            "checkpoint every this many steps (0: at the end and on a signal)", 0);
   s.add_int("checkpoint.keep", 3, "checkpoints of the run kept on disk (newest first)", 1, 1000000);
   s.add_string("run.restart", "",
                "continue from a checkpoint: a file, or auto (the newest of this run's output)");
@@ -29,7 +30,9 @@ void declare_train_options(OptionSchema& s) {
 
 namespace {
 
-std::string output_prefix(const RunContext& ctx) { return ctx.output_dir + "/" + ctx.output_name; }
+std::string output_prefix(const RunContext& ctx) {
+  return ctx.output_dir + "/" + ctx.output_name;
+}
 
 // The checkpoint to restart from, or "" for a fresh start.
 std::string resolve_restart(const RunContext& ctx) {
@@ -73,8 +76,9 @@ int run_train_mode(const RunContext& ctx) {
                      " features and " + std::to_string(dataset->outputs()) +
                      " outputs (set the first and last layer sizes to these)");
   if (dataset->train_size() < 1)
-    throw InputError("dataset.val_fraction = " + std::to_string(c.get_real("dataset.val_fraction")) +
-                     " leaves no training rows");
+    throw InputError(
+        "dataset.val_fraction = " + std::to_string(c.get_real("dataset.val_fraction")) +
+        " leaves no training rows");
   model->initialize(std::uint64_t(c.get_int("run.seed")));
   auto optimizer = optimizers.create(c.get_string("optimizer.style"), c);
   optimizer->bind(model->parameters());
@@ -105,7 +109,8 @@ int run_train_mode(const RunContext& ctx) {
   ts.keep_checkpoints = int(c.get_int("checkpoint.keep"));
   ts.output_prefix = output_prefix(ctx);
   ts.deck = ctx.resolved_ini;
-  train::TraceFile trace(ctx.output_path("_trace.h5"), ctx.resolved_ini, restart.empty() ? -1 : start);
+  train::TraceFile trace(ctx.output_path("_trace.h5"), ctx.resolved_ini,
+                         restart.empty() ? -1 : start);
   train::Trainer trainer(state, schedule, ts);
   const train::TrainSummary s = trainer.run(start, trace);
 

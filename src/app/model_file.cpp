@@ -7,7 +7,9 @@
 namespace hpt::app {
 
 namespace {
-const char* reset_name(GruReset r) { return r == GruReset::After ? "after" : "before"; }
+const char* reset_name(GruReset r) {
+  return r == GruReset::After ? "after" : "before";
+}
 }  // namespace
 
 void save_model_file(const Dynamics& dynamics, const std::string& path, const std::string& deck) {

@@ -1,5 +1,6 @@
 #pragma once
-// Model files: the parameters of a Dynamics style written by hpt (kind "model"), read back for rollouts.
+// Model files: the parameters of a Dynamics style written by hpt (kind "model"), read back for
+// rollouts.
 #include <string>
 
 #include "core/config.hpp"
@@ -10,8 +11,8 @@ namespace hpt::app {
 // Writes every parameter tensor under /dynamics plus the sizes as attributes, atomically.
 void save_model_file(const Dynamics& dynamics, const std::string& path, const std::string& deck);
 
-// Checks, without touching the device, that `path` is an hpt model file whose sizes match the deck's
-// [dynamics] options; InputError naming `key`, the file and the mismatch otherwise.
+// Checks, without touching the device, that `path` is an hpt model file whose sizes match the
+// deck's [dynamics] options; InputError naming `key`, the file and the mismatch otherwise.
 void check_model_file(const std::string& path, const std::string& key, const Config& config);
 
 // Loads the parameters into `dynamics` (shapes checked tensor by tensor).

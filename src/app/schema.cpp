@@ -20,7 +20,8 @@ void declare_run_options(OptionSchema& s) {
                "bench (kernel timings, PERF.md)");
   s.add_int("run.seed", 1, "seed of every random draw of the run", 0);
   s.add_int("run.threads", 0,
-            "host threads for the OpenMP backend (0: OMP_NUM_THREADS or the Kokkos default)", 0, 4096);
+            "host threads for the OpenMP backend (0: OMP_NUM_THREADS or the Kokkos default)", 0,
+            4096);
   s.add_int("run.print_every", 100, "progress line every this many steps or rows", 1);
   s.add_string("output.dir", "out", "folder for every output file of the run (created if missing)");
   s.add_string("output.name", "", "base name of the output files (default: the deck's file name)");

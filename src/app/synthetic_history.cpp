@@ -6,9 +6,10 @@
 
 namespace hpt::app {
 
-void fill_synthetic_history(const TelemetryHistory<real>& history, const SyntheticHistorySpec& spec) {
+void fill_synthetic_history(const TelemetryHistory<real>& history,
+                            const SyntheticHistorySpec& spec) {
   Kokkos::View<TelemetryRecord*, Kokkos::LayoutRight, MemSpace> records("hpt::synthetic_record",
-                                                                         history.runs());
+                                                                        history.runs());
   auto host = Kokkos::create_mirror_view(records);
   const double tau = std::max(1.0, spec.steps / 3.0);  // the loss has decayed by e^-3 at the end
   double prev_update = 0.0;

@@ -17,6 +17,7 @@ struct SyntheticHistorySpec {
 };
 
 // Pushes `spec.steps` records into run 0 of `history` (one push per step, as training does).
-void fill_synthetic_history(const TelemetryHistory<real>& history, const SyntheticHistorySpec& spec);
+void fill_synthetic_history(const TelemetryHistory<real>& history,
+                            const SyntheticHistorySpec& spec);
 
 }  // namespace hpt::app

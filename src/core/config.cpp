@@ -12,10 +12,14 @@ namespace {
 
 std::string type_name(const OptionSpec& s) {
   switch (s.type) {
-    case OptionType::Int: return "an integer";
-    case OptionType::Real: return "a real number";
-    case OptionType::Bool: return "true or false";
-    case OptionType::String: return "a string";
+    case OptionType::Int:
+      return "an integer";
+    case OptionType::Real:
+      return "a real number";
+    case OptionType::Bool:
+      return "true or false";
+    case OptionType::String:
+      return "a string";
     case OptionType::Choice: {
       std::string c;
       for (const auto& x : s.choices) c += (c.empty() ? "" : " | ") + x;
@@ -55,7 +59,8 @@ bool parse_bool(const std::string& v, bool& out) {
   return false;
 }
 
-// Validates `text` against `s`; returns the canonical text or throws InputError naming key and value.
+// Validates `text` against `s`; returns the canonical text or throws InputError naming key and
+// value.
 std::string validate(const OptionSpec& s, const std::string& raw, const std::string& origin) {
   const std::string text = trim(raw);
   auto bad = [&](const std::string& why) {
@@ -78,7 +83,8 @@ std::string validate(const OptionSpec& s, const std::string& raw, const std::str
       const double v = std::strtod(text.c_str(), &end);
       if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v))
         throw bad("is not a finite real number; expected a real number" + range_text(s));
-      if (v < s.min || v > s.max) throw bad("is out of range; expected a real number" + range_text(s));
+      if (v < s.min || v > s.max)
+        throw bad("is out of range; expected a real number" + range_text(s));
       return text;
     }
     case OptionType::Bool: {
@@ -90,7 +96,8 @@ std::string validate(const OptionSpec& s, const std::string& raw, const std::str
       if (std::find(s.choices.begin(), s.choices.end(), text) == s.choices.end())
         throw bad("is not allowed; expected " + type_name(s));
       return text;
-    case OptionType::String: return text;
+    case OptionType::String:
+      return text;
   }
   return text;
 }
@@ -103,7 +110,8 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   for (std::size_t i = 1; i <= a.size(); ++i) {
     cur[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      cur[j] =
+          std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
     std::swap(prev, cur);
   }
   return prev[b.size()];
@@ -178,8 +186,8 @@ Config::Config(const OptionSchema& schema) : schema_(&schema) {
 void Config::set(const std::string& key, const std::string& value, const std::string& origin) {
   const OptionSpec* s = schema_->find(key);
   if (!s)
-    throw InputError(origin + ": unknown option '" + key + "' (closest known option: " +
-                     schema_->closest(key) + ")");
+    throw InputError(origin + ": unknown option '" + key +
+                     "' (closest known option: " + schema_->closest(key) + ")");
   values_[key] = validate(*s, value, origin);
   explicit_[key] = true;
 }
@@ -187,8 +195,9 @@ void Config::set(const std::string& key, const std::string& value, const std::st
 const OptionSpec& Config::spec(const std::string& key, OptionType expected) const {
   const OptionSpec* s = schema_->find(key);
   HPT_REQUIRE(s != nullptr, "option not declared: " + key);
-  HPT_REQUIRE(s->type == expected || (expected == OptionType::String && s->type == OptionType::Choice),
-              "option read with the wrong type: " + key);
+  HPT_REQUIRE(
+      s->type == expected || (expected == OptionType::String && s->type == OptionType::Choice),
+      "option read with the wrong type: " + key);
   return *s;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-// The resolved run configuration: every option of the deck, declared with type, default, range and a
-// one-line description (so `hpt --help` can print them), parsed from an INI deck plus --set overrides.
+// The resolved run configuration: every option of the deck, declared with type, default, range and
+// a one-line description (so `hpt --help` can print them), parsed from an INI deck plus --set
+// overrides.
 #include <map>
 #include <string>
 #include <vector>

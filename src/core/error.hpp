@@ -1,5 +1,6 @@
 #pragma once
-// Error types: InputError is the user's (bad deck, file or value: exit 2), InternalError is ours (exit 1).
+// Error types: InputError is the user's (bad deck, file or value: exit 2), InternalError is ours
+// (exit 1).
 #include <stdexcept>
 #include <string>
 
@@ -19,11 +20,11 @@ constexpr int kExitInputError = 2;
 constexpr int kExitInternalError = 1;
 
 // Throws InternalError with file/line when an invariant does not hold.
-#define HPT_REQUIRE(cond, msg)                                                               \
-  do {                                                                                       \
-    if (!(cond))                                                                             \
-      throw ::hpt::InternalError(std::string(__FILE__) + ":" + std::to_string(__LINE__) +    \
-                                 ": " + (msg));                                              \
+#define HPT_REQUIRE(cond, msg)                                                                   \
+  do {                                                                                           \
+    if (!(cond))                                                                                 \
+      throw ::hpt::InternalError(std::string(__FILE__) + ":" + std::to_string(__LINE__) + ": " + \
+                                 (msg));                                                         \
   } while (0)
 
 }  // namespace hpt

@@ -11,40 +11,74 @@
 namespace hpt::math {
 
 template <class T>
-KOKKOS_INLINE_FUNCTION T exp(T x) { return HPT_KMATH::exp(x); }
+KOKKOS_INLINE_FUNCTION T exp(T x) {
+  return HPT_KMATH::exp(x);
+}
 template <class T>
-KOKKOS_INLINE_FUNCTION T log(T x) { return HPT_KMATH::log(x); }
+KOKKOS_INLINE_FUNCTION T log(T x) {
+  return HPT_KMATH::log(x);
+}
 template <class T>
-KOKKOS_INLINE_FUNCTION T log10(T x) { return HPT_KMATH::log10(x); }
+KOKKOS_INLINE_FUNCTION T log10(T x) {
+  return HPT_KMATH::log10(x);
+}
 template <class T>
-KOKKOS_INLINE_FUNCTION T log1p(T x) { return HPT_KMATH::log1p(x); }
+KOKKOS_INLINE_FUNCTION T log1p(T x) {
+  return HPT_KMATH::log1p(x);
+}
 template <class T>
-KOKKOS_INLINE_FUNCTION T sqrt(T x) { return HPT_KMATH::sqrt(x); }
+KOKKOS_INLINE_FUNCTION T sqrt(T x) {
+  return HPT_KMATH::sqrt(x);
+}
 template <class T>
-KOKKOS_INLINE_FUNCTION T tanh(T x) { return HPT_KMATH::tanh(x); }
+KOKKOS_INLINE_FUNCTION T tanh(T x) {
+  return HPT_KMATH::tanh(x);
+}
 template <class T>
-KOKKOS_INLINE_FUNCTION T fabs(T x) { return HPT_KMATH::fabs(x); }
+KOKKOS_INLINE_FUNCTION T fabs(T x) {
+  return HPT_KMATH::fabs(x);
+}
 template <class T>
-KOKKOS_INLINE_FUNCTION T cos(T x) { return HPT_KMATH::cos(x); }
+KOKKOS_INLINE_FUNCTION T cos(T x) {
+  return HPT_KMATH::cos(x);
+}
 template <class T>
-KOKKOS_INLINE_FUNCTION T sin(T x) { return HPT_KMATH::sin(x); }
+KOKKOS_INLINE_FUNCTION T sin(T x) {
+  return HPT_KMATH::sin(x);
+}
 template <class T>
-KOKKOS_INLINE_FUNCTION T pow(T x, T y) { return HPT_KMATH::pow(x, y); }
+KOKKOS_INLINE_FUNCTION T pow(T x, T y) {
+  return HPT_KMATH::pow(x, y);
+}
 template <class T>
-KOKKOS_INLINE_FUNCTION T fmin(T x, T y) { return HPT_KMATH::fmin(x, y); }
+KOKKOS_INLINE_FUNCTION T fmin(T x, T y) {
+  return HPT_KMATH::fmin(x, y);
+}
 template <class T>
-KOKKOS_INLINE_FUNCTION T fmax(T x, T y) { return HPT_KMATH::fmax(x, y); }
+KOKKOS_INLINE_FUNCTION T fmax(T x, T y) {
+  return HPT_KMATH::fmax(x, y);
+}
 template <class T>
-KOKKOS_INLINE_FUNCTION bool isnan(T x) { return HPT_KMATH::isnan(x); }
+KOKKOS_INLINE_FUNCTION bool isnan(T x) {
+  return HPT_KMATH::isnan(x);
+}
 template <class T>
-KOKKOS_INLINE_FUNCTION bool isfinite(T x) { return HPT_KMATH::isfinite(x); }
+KOKKOS_INLINE_FUNCTION bool isfinite(T x) {
+  return HPT_KMATH::isfinite(x);
+}
 
 template <class T>
-KOKKOS_INLINE_FUNCTION T min(T a, T b) { return a < b ? a : b; }
+KOKKOS_INLINE_FUNCTION T min(T a, T b) {
+  return a < b ? a : b;
+}
 template <class T>
-KOKKOS_INLINE_FUNCTION T max(T a, T b) { return a < b ? b : a; }
+KOKKOS_INLINE_FUNCTION T max(T a, T b) {
+  return a < b ? b : a;
+}
 template <class T>
-KOKKOS_INLINE_FUNCTION T clamp(T x, T lo, T hi) { return x < lo ? lo : (x > hi ? hi : x); }
+KOKKOS_INLINE_FUNCTION T clamp(T x, T lo, T hi) {
+  return x < lo ? lo : (x > hi ? hi : x);
+}
 
 // Stable logistic sigmoid: branch on the sign so exp never overflows (SPEC 3).
 template <class T>

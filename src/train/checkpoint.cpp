@@ -49,8 +49,8 @@ std::string checkpoint_path(const std::string& prefix, std::int64_t step) {
 }
 
 std::string latest_checkpoint(const std::string& prefix) {
-  // Newest = latest modification time (ties: larger step), the rule keep_newest_files keeps by, so a
-  // run restarted from an older checkpoint continues from its own newest one.
+  // Newest = latest modification time (ties: larger step), the rule keep_newest_files keeps by, so
+  // a run restarted from an older checkpoint continues from its own newest one.
   const fs::path p(prefix);
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
   const std::string stem = p.filename().string() + "_ckpt_";

@@ -1,7 +1,8 @@
 #pragma once
-// Checkpoints (SPEC 9): everything a training run needs to continue bit for bit on the same backend and
-// thread count — step, model parameters, optimizer state and step count, the batch cursor, the telemetry
-// history — with the deck, format version and a checksum. Written to a temporary and renamed into place.
+// Checkpoints (SPEC 9): everything a training run needs to continue bit for bit on the same backend
+// and thread count — step, model parameters, optimizer state and step count, the batch cursor, the
+// telemetry history — with the deck, format version and a checksum. Written to a temporary and
+// renamed into place.
 #include <cstdint>
 #include <string>
 

@@ -6,7 +6,9 @@ namespace hpt::train {
 
 namespace {
 volatile std::sig_atomic_t g_signal = 0;
-extern "C" void on_stop_signal(int sig) { g_signal = sig; }
+extern "C" void on_stop_signal(int sig) {
+  g_signal = sig;
+}
 }  // namespace
 
 void install_stop_handlers() {
@@ -19,7 +21,11 @@ void install_stop_handlers() {
   sigaction(SIGINT, &sa, nullptr);
 }
 
-int stop_signal_received() { return g_signal; }
-void reset_stop_signal() { g_signal = 0; }
+int stop_signal_received() {
+  return g_signal;
+}
+void reset_stop_signal() {
+  g_signal = 0;
+}
 
 }  // namespace hpt::train

@@ -1,6 +1,6 @@
 #pragma once
-// SIGTERM and SIGUSR1 (sent by batch schedulers before a time limit) request a checkpoint at the next
-// step boundary and a clean stop; SIGINT does the same from a terminal.
+// SIGTERM and SIGUSR1 (sent by batch schedulers before a time limit) request a checkpoint at the
+// next step boundary and a clean stop; SIGINT does the same from a terminal.
 namespace hpt::train {
 
 // Installs the handlers (idempotent). The handler only sets a flag; the loop polls it.

@@ -20,15 +20,17 @@ std::vector<io::H5Column> trace_columns() {
   return c;
 }
 
-const char* kEventLegend = "0 start, 1 restart, 2 checkpoint, 3 signal stop, 4 non-finite stop, 5 end";
+const char* kEventLegend =
+    "0 start, 1 restart, 2 checkpoint, 3 signal stop, 4 non-finite stop, 5 end";
 
 // Writes the header and empty tables of a fresh trace into `f`.
 void create_trace(io::H5File& f, const std::string& deck) {
   io::write_hpt_header(f, io::HptFileKind::Trace, deck);
   io::H5Table steps = io::H5Table::create(f.root(), "steps", trace_columns());
-  io::H5Table events = io::H5Table::create(
-      f.root(), "events", {{"step", io::H5Element::Int64}, {"kind", io::H5Element::Int64},
-                           {"value", io::H5Element::Float64}});
+  io::H5Table events = io::H5Table::create(f.root(), "events",
+                                           {{"step", io::H5Element::Int64},
+                                            {"kind", io::H5Element::Int64},
+                                            {"value", io::H5Element::Float64}});
   events.group().write_string_attribute("kinds", kEventLegend);
   steps.flush();
   events.flush();
@@ -46,8 +48,8 @@ void edit_atomically(const std::string& path, Edit&& edit) {
 
 const std::vector<std::string>& TraceFile::column_names() {
   static const std::vector<std::string> names = {
-      "step", "phase", "loss", "val_loss", "val_accuracy", "grad_norm", "update_norm",
-      "weight_norm", "update_cos", "lr", "wall_time"};
+      "step",        "phase",       "loss",       "val_loss", "val_accuracy", "grad_norm",
+      "update_norm", "weight_norm", "update_cos", "lr",       "wall_time"};
   return names;
 }
 

@@ -1,8 +1,9 @@
 #pragma once
-// The per-step trace of a training run (SPEC 9): a table of telemetry, one row per step, and an event
-// log, in an HDF5 file that is only ever replaced atomically. Rows are buffered in memory and written at
-// each flush (checkpoints, end, stop): the file is copied to a temporary, extended and renamed into place,
-// so a crash leaves the previous complete trace, and memory stays bounded by the flush interval.
+// The per-step trace of a training run (SPEC 9): a table of telemetry, one row per step, and an
+// event log, in an HDF5 file that is only ever replaced atomically. Rows are buffered in memory and
+// written at each flush (checkpoints, end, stop): the file is copied to a temporary, extended and
+// renamed into place, so a crash leaves the previous complete trace, and memory stays bounded by
+// the flush interval.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -11,7 +12,7 @@ namespace hpt::train {
 
 struct TraceRow {
   std::int64_t step = 0;
-  std::int64_t phase = 1;  // telemetry::PhaseCode
+  std::int64_t phase = 1;                           // telemetry::PhaseCode
   double loss = 0, val_loss = 0, val_accuracy = 0;  // NaN where not computed this step
   double grad_norm = 0, update_norm = 0, weight_norm = 0, update_cos = 0, lr = 0;
   double wall_time = 0;  // seconds since the run (or the restarted run) began
@@ -28,8 +29,9 @@ enum class TraceEvent : std::int64_t {
 
 class TraceFile {
  public:
-  // A new trace at `path` (replacing any), or with resume_step >= 0 the existing trace truncated to the
-  // rows with step <= resume_step (a restart continues it). InputError when that file is not a trace.
+  // A new trace at `path` (replacing any), or with resume_step >= 0 the existing trace truncated to
+  // the rows with step <= resume_step (a restart continues it). InputError when that file is not a
+  // trace.
   TraceFile(std::string path, std::string deck, std::int64_t resume_step);
   void add(const TraceRow& row) { rows_.push_back(row); }
   void event(std::int64_t step, TraceEvent kind, double value = 0.0);

@@ -27,9 +27,12 @@ Model::batch_type model_batch(const View2<real>& x, const View1<int>& labels,
 
 std::string format_seconds(double s) {
   char buf[32];
-  if (s < 120) std::snprintf(buf, sizeof buf, "%.1f s", s);
-  else if (s < 7200) std::snprintf(buf, sizeof buf, "%.1f min", s / 60);
-  else std::snprintf(buf, sizeof buf, "%.1f h", s / 3600);
+  if (s < 120)
+    std::snprintf(buf, sizeof buf, "%.1f s", s);
+  else if (s < 7200)
+    std::snprintf(buf, sizeof buf, "%.1f min", s / 60);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f h", s / 3600);
   return buf;
 }
 
@@ -54,8 +57,9 @@ Evaluation Trainer::evaluate_validation() {
                                   ? View1<int>(Kokkos::subview(d.labels_val(), range))
                                   : View1<int>();
     const View2<real> targets =
-        d.targets_val().extent(0) > 0 ? View2<real>(Kokkos::subview(d.targets_val(), range, Kokkos::ALL()))
-                                      : View2<real>();
+        d.targets_val().extent(0) > 0
+            ? View2<real>(Kokkos::subview(d.targets_val(), range, Kokkos::ALL()))
+            : View2<real>();
     const LossValue lv = state_.model.forward(model_batch(x, labels, targets));
     const double rows = double(range.second - range.first);
     ev.loss += lv.loss * rows;
@@ -116,8 +120,8 @@ TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace) {
       break;
     }
 
-    const bool validate = (settings_.val_every > 0 && step % settings_.val_every == 0) ||
-                          step == settings_.steps;
+    const bool validate =
+        (settings_.val_every > 0 && step % settings_.val_every == 0) || step == settings_.steps;
     if (validate) {
       last_val = evaluate_validation();
       if (!(sum.best_val_accuracy >= last_val.accuracy)) sum.best_val_accuracy = last_val.accuracy;
@@ -180,11 +184,12 @@ TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace) {
       char line[256];
       char val[64] = "val -";
       if (std::isfinite(last_val.loss))
-        std::snprintf(val, sizeof val, "val %.5f  acc %6.2f%%", last_val.loss, 100.0 * last_val.accuracy);
-      std::snprintf(line, sizeof line, "step %8lld/%lld  loss %.5f  %s  lr %.4g  %.1f steps/s  ETA %s",
-                    static_cast<long long>(step), static_cast<long long>(settings_.steps), lv.loss, val,
-                    lr, rate,
-                    format_seconds(double(settings_.steps - step) / std::max(rate, 1e-9)).c_str());
+        std::snprintf(val, sizeof val, "val %.5f  acc %6.2f%%", last_val.loss,
+                      100.0 * last_val.accuracy);
+      std::snprintf(
+          line, sizeof line, "step %8lld/%lld  loss %.5f  %s  lr %.4g  %.1f steps/s  ETA %s",
+          static_cast<long long>(step), static_cast<long long>(settings_.steps), lv.loss, val, lr,
+          rate, format_seconds(double(settings_.steps - step) / std::max(rate, 1e-9)).c_str());
       std::cout << line << std::endl;
       last_print_time = now;
       last_print_step = step;

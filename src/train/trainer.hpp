@@ -11,14 +11,14 @@
 namespace hpt::train {
 
 struct TrainerSettings {
-  std::int64_t steps = 1000;      // total steps of the run (a restart continues up to it)
+  std::int64_t steps = 1000;  // total steps of the run (a restart continues up to it)
   int batch_size = 32;
-  int val_every = 100;            // validation every this many steps (and at the last step)
+  int val_every = 100;  // validation every this many steps (and at the last step)
   int print_every = 100;
-  int checkpoint_every = 0;       // 0: only at the end and on a stop signal
+  int checkpoint_every = 0;  // 0: only at the end and on a stop signal
   int keep_checkpoints = 3;
-  std::string output_prefix;      // "out/digits": checkpoints are <prefix>_ckpt_<step>.h5
-  std::string deck;               // stored in every checkpoint
+  std::string output_prefix;  // "out/digits": checkpoints are <prefix>_ckpt_<step>.h5
+  std::string deck;           // stored in every checkpoint
 };
 
 struct TrainSummary {

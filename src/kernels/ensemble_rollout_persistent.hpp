@@ -1,0 +1,421 @@
+#pragma once
+// A persistent variant of the ensemble rollout (SPEC 5, PERF.md issue 5) for GPUs: each path's
+// (scenario, member) GRU units are split over T teams that stay resident for all Y steps, each
+// holding its slice of the recurrent and input weights in team scratch (on-chip), so the weights
+// never leave the chip after the first step. The T teams of a path meet once per step (twice with
+// reset Before) at a barrier built from a global atomic counter, exchanging the new h and partial
+// head sums through global memory (L2). Every team then redoes the cheap per-path tail (prior
+// sample, loss head, feature update) in the same fixed order, so all teams of a path hold
+// bit-identical x and loss state without a second exchange.
+//
+// The counter barrier deadlocks unless every team of the launch is resident at once; see
+// plan_persistent_rollout for the rule that guarantees it.
+#include <Kokkos_Core.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "core/error.hpp"
+#include "core/math.hpp"
+#include "core/rng.hpp"
+#include "core/types.hpp"
+#include "kernels/ensemble_rollout.hpp"
+#include "kernels/gru_step.hpp"
+#include "kernels/loss_state.hpp"
+#include "kernels/rssm_params.hpp"
+
+namespace hpt {
+
+// How the persistent rollout splits the work, or why it cannot run.
+struct PersistentRolloutPlan {
+  bool supported = false;
+  int teams_per_path = 0;  // T
+  int units_per_team = 0;  // U: GRU units (3U weight rows) per team; the last team may have fewer
+  std::size_t scratch_bytes = 0;
+};
+
+namespace detail {
+
+// Values each team contributes per step for its units: A h (S), B h (S), C_0 h, C_1 h, |h|^2.
+KOKKOS_INLINE_FUNCTION int persistent_head_count(int stochastic) {
+  return 2 * stochastic + 3;
+}
+
+template <class Space, class Real>
+std::size_t persistent_scratch_bytes(int H, int I, int S, int U) {
+  using Scratch = ScratchView1<Space, Real>;
+  using StateScratch = ScratchView1<Space, LossState<Real>>;
+  return Scratch::shmem_size(std::size_t(3) * U * (I + H))  // weight rows [W | U] of my units
+         + Scratch::shmem_size(H)                           // full h (or r*h with reset Before)
+         + Scratch::shmem_size(I)                           // x
+         + 4 * Scratch::shmem_size(U)  // new h, old h, z and the x-part of n of my units
+         + Scratch::shmem_size(persistent_head_count(S))  // summed head values, then s in place
+         + StateScratch::shmem_size(1);
+}
+
+// Reads a value another team wrote: volatile, so it bypasses the (non-coherent) L1 cache.
+template <class T>
+KOKKOS_INLINE_FUNCTION T load_shared_global(const T* p) {
+  return *static_cast<const volatile T*>(p);
+}
+
+// Barrier of the `teams` teams of one path: each team arrives once (after a fence that publishes
+// its global writes) and waits until the counter reaches `target` = teams * barriers passed.
+template <class TeamMember>
+KOKKOS_INLINE_FUNCTION void path_barrier(const TeamMember& team, unsigned int* counter,
+                                         const unsigned int target) {
+  team.team_barrier();
+  Kokkos::single(Kokkos::PerTeam(team), [&]() {
+    Kokkos::memory_fence();
+    Kokkos::atomic_fetch_add(counter, 1u);
+    while (load_shared_global(counter) < target) {
+    }
+    Kokkos::memory_fence();
+  });
+  team.team_barrier();
+}
+
+}  // namespace detail
+
+// The persistent rollout's split for E members, N scenarios and a GRU of H units on input I with S
+// stochastic units, in precision Real. Rule (supported only on Kokkos::Cuda):
+//  - co-residency: the league (N*E*T teams) is at most the number of multiprocessors, taken as
+//    concurrency() / 2048 (concurrency is SMs x max resident threads per SM, and no NVIDIA GPU has
+//    more than 2048 threads per SM, so this never over-counts). A launch succeeds only when one
+//    team fits one SM, so with at most one team per SM every team is resident at once;
+//  - T = the most teams per path that rule allows (at least 2), U = ceil(H / T);
+//  - the team's weight slice 3U(H+I) plus its vectors fits level-0 scratch (scratch_size_max(0)).
+// Larger problems (many scenarios, H = 1024, double at H = 256) are not supported: the dispatcher
+// then uses ensemble_rollout.
+template <class Space, class Real>
+PersistentRolloutPlan plan_persistent_rollout(int E, int N, int H, int I, int S) {
+  PersistentRolloutPlan plan;
+  bool gpu = false;
+#if defined(KOKKOS_ENABLE_CUDA)
+  gpu = std::is_same<Space, Kokkos::Cuda>::value;
+#endif
+  if (!gpu || E < 1 || N < 1 || H < 2 || I < 1 || S < 1) return plan;
+  const long max_teams = long(Space().concurrency()) / 2048;
+  const long paths = long(N) * long(E);
+  const long most_per_path = max_teams / paths;
+  if (most_per_path < 2) return plan;
+  const int T_max = int(most_per_path < long(H) ? most_per_path : long(H));
+  const int U = (H + T_max - 1) / T_max;
+  plan.units_per_team = U;
+  plan.teams_per_path = (H + U - 1) / U;
+  plan.scratch_bytes = detail::persistent_scratch_bytes<Space, Real>(H, I, S, U);
+  plan.supported =
+      plan.teams_per_path >= 2 &&
+      plan.scratch_bytes <= std::size_t(Kokkos::TeamPolicy<Space>::scratch_size_max(0));
+  return plan;
+}
+
+// Whether ensemble_rollout_persistent can run these sizes on Space (see plan_persistent_rollout).
+template <class Space, class Real = real>
+bool persistent_rollout_supported(int E, int N, int H, int I, int S) {
+  return plan_persistent_rollout<Space, Real>(E, N, H, I, S).supported;
+}
+
+// Same contract, random draws and outputs as ensemble_rollout (up to rounding: sums run in another
+// order). Requires persistent_rollout_supported for these sizes. settings.team_size is ignored (one
+// vector group per unit). Allocates a small exchange buffer (h, partial sums, counters) per call.
+template <class Space, class Real>
+void ensemble_rollout_persistent(const Space& space,
+                                 const RssmParams<Real, typename Space::memory_space>& params,
+                                 const GruReset reset,
+                                 const View2<Real, typename Space::memory_space>& h0,
+                                 const RolloutInputs<Real, typename Space::memory_space>& in,
+                                 const RolloutSettings& settings,
+                                 const RolloutOutputs<Real, typename Space::memory_space>& out) {
+  using Mem = typename Space::memory_space;
+  const int E = params.members();
+  const int H = params.hidden();
+  const int S = params.stochastic();
+  const int I = params.input();
+  const int Y = settings.horizon;
+  const int N = settings.scenarios;
+  const FeatureUpdate mode = settings.feature_update;
+  HPT_REQUIRE(Y >= 0 && N >= 1, "ensemble_rollout_persistent: needs horizon >= 0, scenarios >= 1");
+  HPT_REQUIRE(int(h0.extent(0)) == E && int(h0.extent(1)) == H,
+              "ensemble_rollout_persistent: h0 must be (E, H)");
+  HPT_REQUIRE(int(in.x0.extent(0)) == I, "ensemble_rollout_persistent: x0 must have size I");
+  HPT_REQUIRE(in.run >= 0 && in.run < int(in.loss_states.extent(0)),
+              "ensemble_rollout_persistent: loss state index out of range");
+  HPT_REQUIRE(settings.clamp > 0, "ensemble_rollout_persistent: clamp must be positive");
+  if (mode == FeatureUpdate::Rich) {
+    HPT_REQUIRE(I >= rich::kCount && int(in.norm_mean.extent(0)) == I &&
+                    int(in.norm_inv_std.extent(0)) == I,
+                "ensemble_rollout_persistent: Rich needs I >= 64 and normaliser views of size I");
+  }
+  HPT_REQUIRE(int(out.loss_paths.extent(0)) == N && int(out.loss_paths.extent(1)) == E &&
+                  int(out.loss_paths.extent(2)) == Y + 1 && int(out.final_latents.extent(0)) == N &&
+                  int(out.final_latents.extent(1)) == E && int(out.final_latents.extent(2)) == H &&
+                  int(out.hidden_norms.extent(0)) == N && int(out.hidden_norms.extent(1)) == E &&
+                  int(out.hidden_norms.extent(2)) == Y && int(out.mean_hidden_norm.extent(0)) == Y,
+              "ensemble_rollout_persistent: output shapes must be those of RolloutOutputs");
+  if (E == 0) return;
+  const PersistentRolloutPlan plan = plan_persistent_rollout<Space, Real>(E, N, H, I, S);
+  HPT_REQUIRE(plan.supported, "ensemble_rollout_persistent: sizes not supported on this backend");
+
+  const int T = plan.teams_per_path;
+  const int U = plan.units_per_team;
+  const int Q = detail::persistent_head_count(S);
+  const int P = N * E;
+  // Exchange buffers, double-buffered by step parity: a fast team writes step k+1 while a slow one
+  // may still read step k, but never step k+2 (it must first pass the barrier the slow one is at).
+  View3<Real, Mem> h_x(Kokkos::view_alloc(Kokkos::WithoutInitializing, "hpt::persistent.h"), 2, P,
+                       H);
+  View3<Real, Mem> rh_x(Kokkos::view_alloc(Kokkos::WithoutInitializing, "hpt::persistent.rh"), 2, P,
+                        reset == GruReset::Before ? H : 0);
+  View4<Real, Mem> part_x(Kokkos::view_alloc(Kokkos::WithoutInitializing, "hpt::persistent.part"),
+                          2, P, T, Q);
+  View1<unsigned int, Mem> counters(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "hpt::persistent.counters"), P);
+  Kokkos::deep_copy(space, counters, 0u);
+
+  using Policy = Kokkos::TeamPolicy<Space>;
+  using Scratch = detail::ScratchView1<Space, Real>;
+  using StateScratch = detail::ScratchView1<Space, LossState<Real>>;
+  const RssmParams<Real, Mem> p = params;
+  const auto x0 = in.x0;
+  const auto loss_states = in.loss_states;
+  const int run = in.run;
+  const auto norm_mean = in.norm_mean;
+  const auto norm_inv_std = in.norm_inv_std;
+  const auto paths = out.loss_paths;
+  const auto final_latents = out.final_latents;
+  const auto hidden_norms = out.hidden_norms;
+  const std::uint64_t seed = settings.seed;
+  const Real clamp = Real(settings.clamp);
+  const int W = I + H;  // columns of a weight row in scratch: [W_g x-part | U_g h-part]
+  const bool before = reset == GruReset::Before;
+
+  const auto body = KOKKOS_LAMBDA(const typename Policy::member_type& team) {
+    const int path = team.league_rank() / T;
+    const int t = team.league_rank() % T;
+    const int n = path / E;
+    const int m = path % E;
+    const int u0 = t * U;
+    const int units = (u0 + U <= H ? U : H - u0);
+    Scratch w(team.team_scratch(0), std::size_t(3) * U * W);
+    Scratch hs(team.team_scratch(0), H);
+    Scratch x(team.team_scratch(0), I);
+    Scratch h_new(team.team_scratch(0), U);
+    Scratch h_own(team.team_scratch(0), U);
+    Scratch z_own(team.team_scratch(0), U);
+    Scratch wn_own(team.team_scratch(0), U);
+    Scratch heads(team.team_scratch(0), Q);
+    StateScratch state(team.team_scratch(0), 1);
+    unsigned int* const counter = &counters(path);
+    unsigned int passed = 0;
+
+    // My weight rows, once: row g*U + u holds [w_ih(m, gH + u0 + u, :) | w_hh(m, gH + u0 + u, :)].
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 3 * units), [&](const int r) {
+      const int g = r / units, u = r % units;
+      const int row = g * H + u0 + u;
+      Real* dst = &w((g * U + u) * W);
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, I),
+                           [&](const int c) { dst[c] = p.gru.w_ih(m, row, c); });
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, H),
+                           [&](const int c) { dst[I + c] = p.gru.w_hh(m, row, c); });
+    });
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, H), [&](const int j) { hs(j) = h0(m, j); });
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, I), [&](const int k) { x(k) = x0(k); });
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      state(0) = loss_states(run);
+      if (t == 0) paths(n, m, 0) = math::exp(state(0).log_loss);
+    });
+    team.team_barrier();
+
+    for (int k = 1; k <= Y; ++k) {
+      const int buf = k % 2;
+      if (!before) {
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, units), [&](const int u) {
+          const int j = u0 + u;
+          const Real* wr = &w((0 * U + u) * W);
+          const Real* wz = &w((1 * U + u) * W);
+          const Real* wn = &w((2 * U + u) * W);
+          detail::Sum3<Real> wx, uh;
+          Kokkos::parallel_reduce(
+              Kokkos::ThreadVectorRange(team, I),
+              [&](const int c, detail::Sum3<Real>& a) {
+                const Real xc = x(c);
+                a.a += wr[c] * xc;
+                a.b += wz[c] * xc;
+                a.c += wn[c] * xc;
+              },
+              wx);
+          Kokkos::parallel_reduce(
+              Kokkos::ThreadVectorRange(team, H),
+              [&](const int c, detail::Sum3<Real>& a) {
+                const Real hc = hs(c);
+                a.a += wr[I + c] * hc;
+                a.b += wz[I + c] * hc;
+                a.c += wn[I + c] * hc;
+              },
+              uh);
+          const Real r = math::sigmoid(wx.a + p.gru.b_ih(m, j) + uh.a + p.gru.b_hh(m, j));
+          const Real z = math::sigmoid(wx.b + p.gru.b_ih(m, H + j) + uh.b + p.gru.b_hh(m, H + j));
+          const Real nn =
+              math::tanh(wx.c + p.gru.b_ih(m, 2 * H + j) + r * (uh.c + p.gru.b_hh(m, 2 * H + j)));
+          Kokkos::single(Kokkos::PerThread(team), [&]() {
+            const Real v = (Real(1) - z) * hs(j) + z * nn;
+            h_new(u) = v;
+            h_x(buf, path, j) = v;
+          });
+        });
+      } else {
+        // Reset before: r, z and W_n x of my units, publish r * h, then U_n (r * h).
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, units), [&](const int u) {
+          const int j = u0 + u;
+          const Real* wr = &w((0 * U + u) * W);
+          const Real* wz = &w((1 * U + u) * W);
+          const Real* wn = &w((2 * U + u) * W);
+          detail::Sum3<Real> wx, uh;
+          Kokkos::parallel_reduce(
+              Kokkos::ThreadVectorRange(team, I),
+              [&](const int c, detail::Sum3<Real>& a) {
+                const Real xc = x(c);
+                a.a += wr[c] * xc;
+                a.b += wz[c] * xc;
+                a.c += wn[c] * xc;
+              },
+              wx);
+          Kokkos::parallel_reduce(
+              Kokkos::ThreadVectorRange(team, H),
+              [&](const int c, detail::Sum3<Real>& a) {
+                const Real hc = hs(c);
+                a.a += wr[I + c] * hc;
+                a.b += wz[I + c] * hc;
+              },
+              uh);
+          const Real r = math::sigmoid(wx.a + p.gru.b_ih(m, j) + uh.a + p.gru.b_hh(m, j));
+          const Real z = math::sigmoid(wx.b + p.gru.b_ih(m, H + j) + uh.b + p.gru.b_hh(m, H + j));
+          Kokkos::single(Kokkos::PerThread(team), [&]() {
+            h_own(u) = hs(j);
+            z_own(u) = z;
+            wn_own(u) = wx.c + p.gru.b_ih(m, 2 * H + j) + p.gru.b_hh(m, 2 * H + j);
+            rh_x(buf, path, j) = r * hs(j);
+          });
+        });
+        detail::path_barrier(team, counter, unsigned(T) * ++passed);
+        Kokkos::parallel_for(Kokkos::TeamVectorRange(team, H), [&](const int j) {
+          hs(j) = detail::load_shared_global(&rh_x(buf, path, j));
+        });
+        team.team_barrier();
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, units), [&](const int u) {
+          const int j = u0 + u;
+          const Real* wn = &w((2 * U + u) * W);
+          Real un = 0;
+          Kokkos::parallel_reduce(
+              Kokkos::ThreadVectorRange(team, H),
+              [&](const int c, Real& a) { a += wn[I + c] * hs(c); }, un);
+          const Real z = z_own(u);
+          const Real nn = math::tanh(wn_own(u) + un);
+          Kokkos::single(Kokkos::PerThread(team), [&]() {
+            const Real v = (Real(1) - z) * h_own(u) + z * nn;
+            h_new(u) = v;
+            h_x(buf, path, j) = v;
+          });
+        });
+      }
+      team.team_barrier();
+
+      // My units' share of A h, B h, C_0 h, C_1 h and |h|^2.
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, Q), [&](const int q) {
+        Real acc = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::ThreadVectorRange(team, units),
+            [&](const int u, Real& a) {
+              const int j = u0 + u;
+              const Real hj = h_new(u);
+              const Real coef = q < S           ? p.prior_mean_w(m, q, j)
+                                : q < 2 * S     ? p.prior_scale_w(m, q - S, j)
+                                : q < 2 * S + 2 ? p.loss_head_w(m, q - 2 * S, j)
+                                                : hj;
+              a += coef * hj;
+            },
+            acc);
+        Kokkos::single(Kokkos::PerThread(team), [&]() { part_x(buf, path, t, q) = acc; });
+      });
+      detail::path_barrier(team, counter, unsigned(T) * ++passed);
+
+      // The new h and the head sums of the whole path, summed over the teams in a fixed order.
+      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, H), [&](const int j) {
+        hs(j) = detail::load_shared_global(&h_x(buf, path, j));
+      });
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, Q), [&](const int q) {
+        Real acc = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::ThreadVectorRange(team, T),
+            [&](const int tt, Real& a) {
+              a += detail::load_shared_global(&part_x(buf, path, tt, q));
+            },
+            acc);
+        Kokkos::single(Kokkos::PerThread(team), [&]() { heads(q) = acc; });
+      });
+      team.team_barrier();
+
+      // s = mu_s + sigma_s * eps, written over A h in place.
+      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, S), [&](const int i) {
+        const Real mu = heads(i) + p.prior_mean_b(m, i);
+        const Real sigma =
+            math::softplus(heads(S + i) + p.prior_scale_b(m, i)) + Real(kPriorScaleFloor);
+        const Real eps = Real(rng::normal(rng::key(seed, n, m, k, i)));
+        heads(i) = mu + sigma * eps;
+      });
+      team.team_barrier();
+
+      // Loss head, hidden norm and the path update: identical in every team of the path.
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 1), [&](const int) {
+        detail::Sum3<Real> as;  // C_0 s, C_1 s
+        Kokkos::parallel_reduce(
+            Kokkos::ThreadVectorRange(team, S),
+            [&](const int i, detail::Sum3<Real>& a) {
+              a.a += p.loss_head_w(m, 0, H + i) * heads(i);
+              a.b += p.loss_head_w(m, 1, H + i) * heads(i);
+            },
+            as);
+        Kokkos::single(Kokkos::PerThread(team), [&]() {
+          const Real mu_delta = heads(2 * S) + as.a + p.loss_head_b(m, 0);
+          const Real log_var = math::clamp(heads(2 * S + 1) + as.b + p.loss_head_b(m, 1),
+                                           Real(-kLogVarLimit), Real(kLogVarLimit));
+          const Real eps = Real(rng::normal(rng::key(seed, n, m, k, S)));
+          const Real delta = mu_delta + math::exp(Real(0.5) * log_var) * eps;
+          detail::advance_loss_features(state(0), delta, mode, x, norm_mean, norm_inv_std, clamp);
+          if (t == 0) {
+            paths(n, m, k) = math::exp(state(0).log_loss);
+            hidden_norms(n, m, k - 1) = math::sqrt(heads(2 * S + 2));
+          }
+        });
+      });
+      team.team_barrier();
+    }
+
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, units),
+                         [&](const int u) { final_latents(n, m, u0 + u) = hs(u0 + u); });
+  };
+
+  const int vector = detail::team_vector_length<Space>();
+  Policy probe(space, P * T, 1, vector);
+  probe.set_scratch_size(0, Kokkos::PerTeam(plan.scratch_bytes));
+  const int most = probe.team_size_max(body, Kokkos::ParallelForTag());
+  const int wanted = U < 4 ? 4 : U;
+  Policy policy(space, P * T, wanted < most ? wanted : most, vector);
+  policy.set_scratch_size(0, Kokkos::PerTeam(plan.scratch_bytes));
+  Kokkos::parallel_for("hpt::ensemble_rollout_persistent", policy, body);
+
+  // Mean hidden norm per step over the paths, in the fixed order of ensemble_rollout.
+  const auto mean_norm = out.mean_hidden_norm;
+  const double paths_count = double(N) * double(E);
+  Kokkos::parallel_for(
+      "hpt::rollout_hidden_norm", Kokkos::RangePolicy<Space>(space, 0, Y),
+      KOKKOS_LAMBDA(const int k) {
+        double sum = 0;
+        for (int nn = 0; nn < N; ++nn)
+          for (int mm = 0; mm < E; ++mm) sum += double(hidden_norms(nn, mm, k));
+        mean_norm(k) = Real(sum / paths_count);
+      });
+}
+
+}  // namespace hpt
