@@ -151,7 +151,8 @@ struct HostArray {
 // Writes `values` as a 1-D dataset.
 template <class T>
 H5Dataset write_vector(H5Group& group, const std::string& name, const std::vector<T>& values) {
-  return group.write_dataset(name, h5_element_of<T>, values.data(), {values.size()});
+  return group.write_dataset(name, h5_element_of<T>, values.data(),
+                             std::vector<std::size_t>{values.size()});
 }
 
 // Writes `values` (row-major) as a dataset of `shape`; {} writes a scalar dataset of one value.
@@ -169,7 +170,7 @@ template <class T>
 std::vector<T> read_vector(const H5Group& group, const std::string& name) {
   const H5Dataset dataset = group.open_dataset_checked(name, h5_element_of<T>, 1);
   std::vector<T> values(dataset.shape()[0]);
-  dataset.read(h5_element_of<T>, values.data(), {values.size()});
+  dataset.read(h5_element_of<T>, values.data(), std::vector<std::size_t>{values.size()});
   return values;
 }
 

@@ -25,74 +25,8 @@ TYPED_TEST_SUITE(EncodeOriginal, hpt::test::BackendsAndPrecisions);
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-struct Stats {
-  double mean = 0, std = 0, min = 0, max = 0;
-};
-
-// The prototype's BufferStatistics: population mean/std (NaN propagates), NaN-ignoring min/max
-// (NaN only when every entry is NaN), all 0 for an empty buffer.
-Stats host_stats(const std::vector<double>& v) {
-  Stats s;
-  if (v.empty()) return s;
-  double sum = 0;
-  for (double x : v) sum += x;
-  s.mean = sum / double(v.size());
-  double sq = 0;
-  for (double x : v) sq += (x - s.mean) * (x - s.mean);
-  s.std = std::sqrt(sq / double(v.size()));
-  s.min = kNaN;
-  s.max = kNaN;
-  for (double x : v) {
-    s.min = std::fmin(s.min, x);
-    s.max = std::fmax(s.max, x);
-  }
-  return s;
-}
-
-std::array<double, 64> host_original(const HostRun& run, int loss_cap, int grad_cap) {
-  std::array<double, 64> f{};
-  const auto losses = HostRun::newest(run.loss, loss_cap);
-  const auto grads = HostRun::newest(run.grad, grad_cap);
-  const Stats ls = host_stats(losses), gs = host_stats(grads);
-  const TelemetryRecord& t = run.last;  // zero-initialised on a fresh run
-  const double g = run.grad_now;
-  f[0] = run.loss_now;
-  f[1] = ls.mean;
-  f[2] = ls.std;
-  f[3] = ls.min;
-  f[4] = ls.max;
-  f[5] = 0.0;
-  f[6] = 1.0;
-  if (losses.size() >= 32) {
-    double recent = 0, older = 0;
-    const std::size_t n = losses.size();
-    for (std::size_t k = 0; k < 16; ++k) recent += losses[n - 1 - k];
-    for (std::size_t k = 16; k < 32; ++k) older += losses[n - 1 - k];
-    recent /= 16.0;
-    older /= 16.0;
-    f[5] = recent - older;
-    f[6] = recent / std::fmax(older, 1e-8);
-  }
-  f[7] = double(t.step) / 10000.0;
-  f[8] = g;
-  f[9] = gs.mean;
-  f[10] = gs.std;
-  f[11] = gs.min;
-  f[12] = gs.max;
-  f[13] = std::fmax(std::log10(g), -10.0);
-  f[14] = std::fmin(g / std::fmax(gs.mean, 1e-8), 10.0);
-  f[15] = gs.std / std::fmax(gs.mean, 1e-8);
-  f[16] = t.moment_mean;
-  f[17] = t.moment_std;
-  f[18] = t.variance_mean;
-  f[19] = t.variance_std;
-  f[20] = std::fmax(std::log10(t.effective_lr), -10.0);
-  f[21] = t.beta1_pow;
-  f[22] = t.beta2_pow;
-  f[24] = double(t.phase);
-  f[25] = double(t.steps_in_phase) / 100.0;
-  return f;
-}
+// The host reference of the parity encoder (SPEC 2.1 table).
+using hpt::reference::host_original;
 
 ::testing::AssertionResult same_value(double got, double want, double tol) {
   if (std::isnan(want) || std::isinf(want)) {
