@@ -73,15 +73,18 @@ def bench_size(name, device, threads, warmup, repeat, cpu_steps):
                 h = cell(x, h)
         med, mn = timed(graph.replay, sync, warmup, repeat)
         rows.append(("GRUCell CUDA graph", med, mn))
-        gru = torch.nn.GRU(I, H).to(device)
-        seq = torch.randn(Y, B, I, generator=g).to(device)
+        # nn.GRU at 81920 rows hit an illegal memory access on the H200 (torch 2.x, cuDNN 9) and
+        # poisons the CUDA context, so it is skipped above 65535 rows.
+        if B <= 65535:
+            gru = torch.nn.GRU(I, H).to(device)
+            seq = torch.randn(Y, B, I, generator=g).to(device)
 
-        @torch.no_grad()
-        def cudnn():
-            return gru(seq, h0.unsqueeze(0))
+            @torch.no_grad()
+            def cudnn():
+                return gru(seq, h0.unsqueeze(0))
 
-        med, mn = timed(cudnn, sync, warmup, repeat)
-        rows.append(("nn.GRU cuDNN (teacher-forced)", med, mn))
+            med, mn = timed(cudnn, sync, warmup, repeat)
+            rows.append(("nn.GRU cuDNN (teacher-forced)", med, mn))
     out = []
     for variant, med, mn in rows:
         us = med / Y * 1e6
