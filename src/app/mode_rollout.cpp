@@ -2,6 +2,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <iostream>
+#include <set>
 
 #include "app/model_file.hpp"
 #include "app/synthetic_history.hpp"
@@ -45,12 +46,8 @@ int run_rollout_mode(const RunContext& ctx) {
   auto dynamics = dynamics_styles.create(c.get_string("dynamics.style"), c);
 
   const std::string model = c.get_string("rollout.model");
-  if (model.empty()) {
-    dynamics->initialize(std::uint64_t(c.get_int("dynamics.seed")));
-  } else {
-    dynamics->initialize(std::uint64_t(c.get_int("dynamics.seed")));  // latents zeroed
-    load_model_file(*dynamics, model);
-  }
+  dynamics->initialize(std::uint64_t(c.get_int("dynamics.seed")));  // also zeroes the latents
+  if (!model.empty()) load_model_file(*dynamics, model);
 
   // Encode the (synthetic) training history of one run.
   auto history = encoder->create_history(1);
@@ -102,8 +99,7 @@ int run_rollout_mode(const RunContext& ctx) {
   const auto smooth = h(stats.smoothness);
   io::TextTable table(
       {"step", "mean L", "q05", "q50", "q95", "std log L", "aleatoric var", "epistemic var"});
-  for (int k : {0, 1, Y / 4, Y / 2, (3 * Y) / 4, Y}) {
-    if (k > Y) continue;
+  for (int k : std::set<int>{0, std::min(1, Y), Y / 4, Y / 2, (3 * Y) / 4, Y}) {
     table.add_row({std::to_string(k), io::fmt(mean(k)), io::fmt(q(k, 0)), io::fmt(q(k, 1)),
                    io::fmt(q(k, 2)), io::fmt(tot(k)), io::fmt(alea(k)), io::fmt(epi(k))});
   }
