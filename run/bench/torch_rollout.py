@@ -115,7 +115,7 @@ def main():
     if a.hpt_csv:
         with open(a.hpt_csv) as f:
             for r in csv.DictReader(f):
-                if r.get("kernel") == "rollout":
+                if r.get("kernel", "").startswith("rollout"):
                     hpt[r["size"]] = float(r["us_per_step"])
     print(f"torch {torch.__version__}, device {torch.cuda.get_device_name() if torch.cuda.is_available() else 'cpu'}"
           f", cpu threads {a.threads}")

@@ -98,7 +98,10 @@ int run_bench_mode(const RunContext& ctx) {
     const double flops = rollout_flops_per_member_step(sz.hidden, sz.input, sz.stochastic);
     const double member_steps = double(sz.members) * sz.scenarios * sz.horizon;
     Row r;
-    r.kernel = "rollout";
+    // The variant the dispatcher picks for this size, e.g. rollout/tiled-16.
+    r.kernel = std::string("rollout/") +
+               rollout_kernel_name<ExecSpace>(choose_rollout_kernel<ExecSpace, real>(
+                   sz.members, sz.scenarios, sz.hidden, sz.input, sz.stochastic));
     r.size = sz.name;
     r.E = sz.members, r.N = sz.scenarios, r.H = sz.hidden, r.Y = sz.horizon;
     r.t = time_kernel(

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/launcher.hpp"
 #include "core/error.hpp"
 #include "core/math.hpp"
 #include "core/types.hpp"
@@ -119,11 +120,12 @@ void gemm(const Space& space, const char* ta, const char* tb, Real alpha, const 
 // z = x W^T + b, y = act(z). y may be the same View as z (then y holds act(z) and z is lost, which
 // is fine for Identity). Shapes: x [B][in], W [out][in], b [out], z and y [B][out].
 template <class Space, class Real>
-void dense_forward(const Space& space, View2<const Real, typename Space::memory_space> x,
-                   View2<const Real, typename Space::memory_space> w,
-                   View1<const Real, typename Space::memory_space> b, Activation act,
-                   View2<Real, typename Space::memory_space> z,
-                   View2<Real, typename Space::memory_space> y) {
+HPT_LAUNCHER void dense_forward(const Space& space,
+                                View2<const Real, typename Space::memory_space> x,
+                                View2<const Real, typename Space::memory_space> w,
+                                View1<const Real, typename Space::memory_space> b, Activation act,
+                                View2<Real, typename Space::memory_space> z,
+                                View2<Real, typename Space::memory_space> y) {
   const std::int64_t batch = std::int64_t(x.extent(0));
   const std::int64_t out = std::int64_t(w.extent(0));
   HPT_REQUIRE(x.extent(1) == w.extent(1) && b.extent(0) == w.extent(0),
@@ -145,11 +147,11 @@ void dense_forward(const Space& space, View2<const Real, typename Space::memory_
 
 // dz = dy * act'(z) element-wise; dz may be the same View as dy (in place).
 template <class Space, class Real>
-void activation_backward(const Space& space, Activation act,
-                         View2<const Real, typename Space::memory_space> z,
-                         View2<const Real, typename Space::memory_space> y,
-                         View2<const Real, typename Space::memory_space> dy,
-                         View2<Real, typename Space::memory_space> dz) {
+HPT_LAUNCHER void activation_backward(const Space& space, Activation act,
+                                      View2<const Real, typename Space::memory_space> z,
+                                      View2<const Real, typename Space::memory_space> y,
+                                      View2<const Real, typename Space::memory_space> dy,
+                                      View2<Real, typename Space::memory_space> dz) {
   const std::int64_t rows = std::int64_t(z.extent(0)), cols = std::int64_t(z.extent(1));
   HPT_REQUIRE(dy.extent(0) == z.extent(0) && dy.extent(1) == z.extent(1) &&
                   dz.extent(0) == z.extent(0) && dz.extent(1) == z.extent(1),
@@ -166,12 +168,13 @@ void activation_backward(const Space& space, Activation act,
 // From dz = dL/dz [B][out]: dW = dz^T x [out][in], db = sum over the batch of dz [out], and, unless
 // dx is an empty View (first layer), dx = dz W [B][in]. Overwrites dW, db and dx.
 template <class Space, class Real>
-void dense_backward(const Space& space, View2<const Real, typename Space::memory_space> x,
-                    View2<const Real, typename Space::memory_space> w,
-                    View2<const Real, typename Space::memory_space> dz,
-                    View2<Real, typename Space::memory_space> dw,
-                    View1<Real, typename Space::memory_space> db,
-                    View2<Real, typename Space::memory_space> dx) {
+HPT_LAUNCHER void dense_backward(const Space& space,
+                                 View2<const Real, typename Space::memory_space> x,
+                                 View2<const Real, typename Space::memory_space> w,
+                                 View2<const Real, typename Space::memory_space> dz,
+                                 View2<Real, typename Space::memory_space> dw,
+                                 View1<Real, typename Space::memory_space> db,
+                                 View2<Real, typename Space::memory_space> dx) {
   const int batch = int(x.extent(0));
   const int out = int(w.extent(0));
   HPT_REQUIRE(dz.extent(0) == x.extent(0) && dz.extent(1) == w.extent(0) &&

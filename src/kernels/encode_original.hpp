@@ -6,6 +6,7 @@
 #include <Kokkos_Core.hpp>
 #include <cstddef>
 
+#include "core/launcher.hpp"
 #include "core/error.hpp"
 #include "core/math.hpp"
 #include "core/types.hpp"
@@ -82,10 +83,9 @@ KOKKOS_INLINE_FUNCTION BufferStats team_buffer_stats(const Member& team,
 // features(r, 0..63) for every run r of `history`; always one team per run (launch.team_size 0:
 // the default of run_team_policy; launch.layout is ignored).
 template <class Space, class Real>
-void encode_original(const Space& space,
-                     const TelemetryHistory<Real, typename Space::memory_space>& history,
-                     const View2<Real, typename Space::memory_space>& features,
-                     const EncodeLaunch& launch = {}) {
+HPT_LAUNCHER void encode_original(
+    const Space& space, const TelemetryHistory<Real, typename Space::memory_space>& history,
+    const View2<Real, typename Space::memory_space>& features, const EncodeLaunch& launch = {}) {
   using namespace telemetry;
   HPT_REQUIRE(int(features.extent(0)) == history.runs() && int(features.extent(1)) == kFeatures,
               "encode_original: features must be (runs, 64)");

@@ -21,6 +21,7 @@
 #include <Kokkos_Core.hpp>
 #include <cstddef>
 
+#include "core/launcher.hpp"
 #include "core/error.hpp"
 #include "core/math.hpp"
 #include "core/types.hpp"
@@ -725,11 +726,11 @@ KOKKOS_INLINE_FUNCTION RichStats thread_rich_stats(const TelemetryHistory<Real, 
 
 // One launch: raw features (if raw is allocated) and loss states (if states is allocated).
 template <class Space, class Real>
-void encode_rich_impl(const Space& space,
-                      const TelemetryHistory<Real, typename Space::memory_space>& history,
-                      const View2<Real, typename Space::memory_space>& raw,
-                      const View1<LossState<Real>, typename Space::memory_space>& states,
-                      const EncodeLaunch& launch) {
+HPT_LAUNCHER void encode_rich_impl(
+    const Space& space, const TelemetryHistory<Real, typename Space::memory_space>& history,
+    const View2<Real, typename Space::memory_space>& raw,
+    const View1<LossState<Real>, typename Space::memory_space>& states,
+    const EncodeLaunch& launch) {
   using Policy = Kokkos::TeamPolicy<Space>;
   using Member = typename Policy::member_type;
   using ScratchT = Scratch<Space>;

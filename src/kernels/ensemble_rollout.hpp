@@ -6,7 +6,9 @@
 #include <Kokkos_Core.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
+#include "core/launcher.hpp"
 #include "core/error.hpp"
 #include "core/math.hpp"
 #include "core/rng.hpp"
@@ -117,18 +119,76 @@ KOKKOS_INLINE_FUNCTION void advance_loss_features(LossState<Real>& st, const Rea
   put(rich::kLossProgress, st.first - l);
 }
 
+// The argument checks every rollout kernel shares (`who` names the kernel in the message).
+template <class Real, class Mem>
+void check_rollout_arguments(const RssmParams<Real, Mem>& params, const View2<Real, Mem>& h0,
+                             const RolloutInputs<Real, Mem>& in, const RolloutSettings& settings,
+                             const RolloutOutputs<Real, Mem>& out, const char* who) {
+  const int E = params.members();
+  const int H = params.hidden();
+  const int I = params.input();
+  const int Y = settings.horizon;
+  const int N = settings.scenarios;
+  const FeatureUpdate mode = settings.feature_update;
+  HPT_REQUIRE(Y >= 0 && N >= 1, std::string(who) + ": needs horizon >= 0 and scenarios >= 1");
+  HPT_REQUIRE(int(h0.extent(0)) == E && int(h0.extent(1)) == H,
+              std::string(who) + ": h0 must be (E, H)");
+  HPT_REQUIRE(int(in.x0.extent(0)) == I, std::string(who) + ": x0 must have the GRU's input size");
+  HPT_REQUIRE(in.run >= 0 && in.run < int(in.loss_states.extent(0)),
+              std::string(who) + ": loss state index out of range");
+  HPT_REQUIRE(settings.clamp > 0, std::string(who) + ": clamp must be positive");
+  if (mode == FeatureUpdate::Rich) {
+    HPT_REQUIRE(I >= rich::kCount,
+                std::string(who) + ": Rich feature update needs the 64 rich features");
+    HPT_REQUIRE(int(in.norm_mean.extent(0)) == I && int(in.norm_inv_std.extent(0)) == I,
+                std::string(who) + ": normaliser mean and 1/std must have size I");
+  } else {
+    HPT_REQUIRE(I >= 1, std::string(who) + ": LossOnly feature update needs I >= 1");
+  }
+  HPT_REQUIRE(int(out.loss_paths.extent(0)) == N && int(out.loss_paths.extent(1)) == E &&
+                  int(out.loss_paths.extent(2)) == Y + 1,
+              std::string(who) + ": loss_paths must be (N, E, Y+1)");
+  HPT_REQUIRE(int(out.final_latents.extent(0)) == N && int(out.final_latents.extent(1)) == E &&
+                  int(out.final_latents.extent(2)) == H,
+              std::string(who) + ": final_latents must be (N, E, H)");
+  HPT_REQUIRE(int(out.hidden_norms.extent(0)) == N && int(out.hidden_norms.extent(1)) == E &&
+                  int(out.hidden_norms.extent(2)) == Y && int(out.mean_hidden_norm.extent(0)) == Y,
+              std::string(who) + ": hidden_norms must be (N, E, Y) and mean_hidden_norm (Y)");
+}
+
+// mean_hidden_norm(k) = hidden_norms(:, :, k) averaged over the N*E paths, summed in a fixed order
+// (no thread-count dependence).
+template <class Space, class Real>
+HPT_LAUNCHER void mean_hidden_norm(const Space& space,
+                                   const RolloutOutputs<Real, typename Space::memory_space>& out) {
+  const auto hidden_norms = out.hidden_norms;
+  const auto mean_norm = out.mean_hidden_norm;
+  const int N = int(hidden_norms.extent(0));
+  const int E = int(hidden_norms.extent(1));
+  const double paths_count = double(N) * double(E);
+  Kokkos::parallel_for(
+      "hpt::rollout_hidden_norm", Kokkos::RangePolicy<Space>(space, 0, int(mean_norm.extent(0))),
+      KOKKOS_LAMBDA(const int k) {
+        double sum = 0;
+        for (int n = 0; n < N; ++n)
+          for (int m = 0; m < E; ++m) sum += double(hidden_norms(n, m, k));
+        mean_norm(k) = Real(sum / paths_count);
+      });
+}
+
 }  // namespace detail
 
 // Runs the rollout of SPEC 5 for every (scenario, member): for k = 1..Y, h <- GRU_m(h, x);
 // s = mu_s + sigma_s * eps (eps index < S); delta = mu_delta + exp(log var_delta / 2) * eps'
 // (index S); l <- l + delta; update x from the path (settings.feature_update). h0 is (E, H).
 template <class Space, class Real>
-void ensemble_rollout(const Space& space,
-                      const RssmParams<Real, typename Space::memory_space>& params,
-                      const GruReset reset, const View2<Real, typename Space::memory_space>& h0,
-                      const RolloutInputs<Real, typename Space::memory_space>& in,
-                      const RolloutSettings& settings,
-                      const RolloutOutputs<Real, typename Space::memory_space>& out) {
+HPT_LAUNCHER void ensemble_rollout(const Space& space,
+                                   const RssmParams<Real, typename Space::memory_space>& params,
+                                   const GruReset reset,
+                                   const View2<Real, typename Space::memory_space>& h0,
+                                   const RolloutInputs<Real, typename Space::memory_space>& in,
+                                   const RolloutSettings& settings,
+                                   const RolloutOutputs<Real, typename Space::memory_space>& out) {
   const int E = params.members();
   const int H = params.hidden();
   const int S = params.stochastic();
@@ -136,30 +196,7 @@ void ensemble_rollout(const Space& space,
   const int Y = settings.horizon;
   const int N = settings.scenarios;
   const FeatureUpdate mode = settings.feature_update;
-  HPT_REQUIRE(Y >= 0 && N >= 1, "ensemble_rollout: needs horizon >= 0 and scenarios >= 1");
-  HPT_REQUIRE(int(h0.extent(0)) == E && int(h0.extent(1)) == H,
-              "ensemble_rollout: h0 must be (E, H)");
-  HPT_REQUIRE(int(in.x0.extent(0)) == I, "ensemble_rollout: x0 must have the GRU's input size");
-  HPT_REQUIRE(in.run >= 0 && in.run < int(in.loss_states.extent(0)),
-              "ensemble_rollout: loss state index out of range");
-  HPT_REQUIRE(settings.clamp > 0, "ensemble_rollout: clamp must be positive");
-  if (mode == FeatureUpdate::Rich) {
-    HPT_REQUIRE(I >= rich::kCount,
-                "ensemble_rollout: Rich feature update needs the 64 rich features");
-    HPT_REQUIRE(int(in.norm_mean.extent(0)) == I && int(in.norm_inv_std.extent(0)) == I,
-                "ensemble_rollout: normaliser mean and 1/std must have size I");
-  } else {
-    HPT_REQUIRE(I >= 1, "ensemble_rollout: LossOnly feature update needs I >= 1");
-  }
-  HPT_REQUIRE(int(out.loss_paths.extent(0)) == N && int(out.loss_paths.extent(1)) == E &&
-                  int(out.loss_paths.extent(2)) == Y + 1,
-              "ensemble_rollout: loss_paths must be (N, E, Y+1)");
-  HPT_REQUIRE(int(out.final_latents.extent(0)) == N && int(out.final_latents.extent(1)) == E &&
-                  int(out.final_latents.extent(2)) == H,
-              "ensemble_rollout: final_latents must be (N, E, H)");
-  HPT_REQUIRE(int(out.hidden_norms.extent(0)) == N && int(out.hidden_norms.extent(1)) == E &&
-                  int(out.hidden_norms.extent(2)) == Y && int(out.mean_hidden_norm.extent(0)) == Y,
-              "ensemble_rollout: hidden_norms must be (N, E, Y) and mean_hidden_norm (Y)");
+  detail::check_rollout_arguments(params, h0, in, settings, out, "ensemble_rollout");
   if (E == 0) return;
 
   using Policy = Kokkos::TeamPolicy<Space>;
@@ -264,17 +301,7 @@ void ensemble_rollout(const Space& space,
       detail::make_team_policy(space, N * E, level, bytes, body, settings.team_size);
   Kokkos::parallel_for("hpt::ensemble_rollout", policy, body);
 
-  // Mean hidden norm per step over the paths, summed in a fixed order (no thread-count dependence).
-  const auto mean_norm = out.mean_hidden_norm;
-  const double paths_count = double(N) * double(E);
-  Kokkos::parallel_for(
-      "hpt::rollout_hidden_norm", Kokkos::RangePolicy<Space>(space, 0, Y),
-      KOKKOS_LAMBDA(const int k) {
-        double sum = 0;
-        for (int n = 0; n < N; ++n)
-          for (int m = 0; m < E; ++m) sum += double(hidden_norms(n, m, k));
-        mean_norm(k) = Real(sum / paths_count);
-      });
+  detail::mean_hidden_norm(space, out);
 }
 
 }  // namespace hpt

@@ -1,11 +1,45 @@
 #pragma once
-// Chooses the rollout kernel: the persistent one (weights resident on chip, one launch of teams
-// that meet at a counter barrier each step) where the backend and sizes support it, else the
-// team-per-path ensemble_rollout. Both compute SPEC 5 with the same random draws.
+// Chooses the rollout kernel from the backend and the sizes. All compute SPEC 5 with the same
+// random draws; they differ only in the order of their sums.
+//  - GPU, few paths (persistent_rollout_supported): the persistent kernel, weights resident on chip
+//    across the steps, the teams of a path meeting at a counter barrier each step;
+//  - at least rollout_tile_rows scenarios: the tiled kernel with tiles of that many scenarios, so
+//    each weight read serves a tile (a matrix product per step instead of a matrix-vector one);
+//  - otherwise, on a CPU the tiled kernel with tiles of one scenario (each thread owns GRU units,
+//    the teams share the host threads), on a GPU the team-per-path ensemble_rollout.
+#include <string>
+
 #include "kernels/ensemble_rollout.hpp"
 #include "kernels/ensemble_rollout_persistent.hpp"
+#include "kernels/ensemble_rollout_tiled.hpp"
 
 namespace hpt {
+
+// Which kernel ensemble_rollout_auto runs (for reports and tests).
+enum class RolloutKernel : int { TeamPerPath = 0, Persistent = 1, Tiled = 2, TiledWide = 3 };
+
+template <class Space>
+std::string rollout_kernel_name(const RolloutKernel k) {
+  switch (k) {
+    case RolloutKernel::TeamPerPath:
+      return "team-per-path";
+    case RolloutKernel::Persistent:
+      return "persistent";
+    case RolloutKernel::Tiled:
+      return "tiled-1";
+    case RolloutKernel::TiledWide:
+      return "tiled-" + std::to_string(rollout_tile_rows<Space>());
+  }
+  return "?";
+}
+
+template <class Space, class Real>
+RolloutKernel choose_rollout_kernel(int E, int N, int H, int I, int S) {
+  if (persistent_rollout_supported<Space, Real>(E, N, H, I, S)) return RolloutKernel::Persistent;
+  if (N >= rollout_tile_rows<Space>()) return RolloutKernel::TiledWide;
+  const bool gpu = detail::team_vector_length<Space>() > 1;
+  return gpu ? RolloutKernel::TeamPerPath : RolloutKernel::Tiled;
+}
 
 template <class Space, class Real>
 void ensemble_rollout_auto(const Space& space,
@@ -15,12 +49,21 @@ void ensemble_rollout_auto(const Space& space,
                            const RolloutInputs<Real, typename Space::memory_space>& in,
                            const RolloutSettings& settings,
                            const RolloutOutputs<Real, typename Space::memory_space>& out) {
-  if (persistent_rollout_supported<Space, Real>(params.members(), settings.scenarios,
-                                                params.hidden(), params.input(),
-                                                params.stochastic())) {
-    ensemble_rollout_persistent(space, params, reset, h0, in, settings, out);
-  } else {
-    ensemble_rollout(space, params, reset, h0, in, settings, out);
+  switch (choose_rollout_kernel<Space, Real>(params.members(), settings.scenarios, params.hidden(),
+                                             params.input(), params.stochastic())) {
+    case RolloutKernel::Persistent:
+      ensemble_rollout_persistent(space, params, reset, h0, in, settings, out);
+      break;
+    case RolloutKernel::TiledWide:
+      ensemble_rollout_tiled<rollout_tile_rows<Space>()>(space, params, reset, h0, in, settings,
+                                                         out);
+      break;
+    case RolloutKernel::Tiled:
+      ensemble_rollout_tiled<1>(space, params, reset, h0, in, settings, out);
+      break;
+    case RolloutKernel::TeamPerPath:
+      ensemble_rollout(space, params, reset, h0, in, settings, out);
+      break;
   }
 }
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "core/launcher.hpp"
 #include "core/error.hpp"
 #include "core/math.hpp"
 #include "core/rng.hpp"
@@ -120,13 +121,11 @@ bool persistent_rollout_supported(int E, int N, int H, int I, int S) {
 // order). Requires persistent_rollout_supported for these sizes. settings.team_size is ignored (one
 // vector group per unit). Allocates a small exchange buffer (h, partial sums, counters) per call.
 template <class Space, class Real>
-void ensemble_rollout_persistent(const Space& space,
-                                 const RssmParams<Real, typename Space::memory_space>& params,
-                                 const GruReset reset,
-                                 const View2<Real, typename Space::memory_space>& h0,
-                                 const RolloutInputs<Real, typename Space::memory_space>& in,
-                                 const RolloutSettings& settings,
-                                 const RolloutOutputs<Real, typename Space::memory_space>& out) {
+HPT_LAUNCHER void ensemble_rollout_persistent(
+    const Space& space, const RssmParams<Real, typename Space::memory_space>& params,
+    const GruReset reset, const View2<Real, typename Space::memory_space>& h0,
+    const RolloutInputs<Real, typename Space::memory_space>& in, const RolloutSettings& settings,
+    const RolloutOutputs<Real, typename Space::memory_space>& out) {
   using Mem = typename Space::memory_space;
   const int E = params.members();
   const int H = params.hidden();
@@ -135,24 +134,7 @@ void ensemble_rollout_persistent(const Space& space,
   const int Y = settings.horizon;
   const int N = settings.scenarios;
   const FeatureUpdate mode = settings.feature_update;
-  HPT_REQUIRE(Y >= 0 && N >= 1, "ensemble_rollout_persistent: needs horizon >= 0, scenarios >= 1");
-  HPT_REQUIRE(int(h0.extent(0)) == E && int(h0.extent(1)) == H,
-              "ensemble_rollout_persistent: h0 must be (E, H)");
-  HPT_REQUIRE(int(in.x0.extent(0)) == I, "ensemble_rollout_persistent: x0 must have size I");
-  HPT_REQUIRE(in.run >= 0 && in.run < int(in.loss_states.extent(0)),
-              "ensemble_rollout_persistent: loss state index out of range");
-  HPT_REQUIRE(settings.clamp > 0, "ensemble_rollout_persistent: clamp must be positive");
-  if (mode == FeatureUpdate::Rich) {
-    HPT_REQUIRE(I >= rich::kCount && int(in.norm_mean.extent(0)) == I &&
-                    int(in.norm_inv_std.extent(0)) == I,
-                "ensemble_rollout_persistent: Rich needs I >= 64 and normaliser views of size I");
-  }
-  HPT_REQUIRE(int(out.loss_paths.extent(0)) == N && int(out.loss_paths.extent(1)) == E &&
-                  int(out.loss_paths.extent(2)) == Y + 1 && int(out.final_latents.extent(0)) == N &&
-                  int(out.final_latents.extent(1)) == E && int(out.final_latents.extent(2)) == H &&
-                  int(out.hidden_norms.extent(0)) == N && int(out.hidden_norms.extent(1)) == E &&
-                  int(out.hidden_norms.extent(2)) == Y && int(out.mean_hidden_norm.extent(0)) == Y,
-              "ensemble_rollout_persistent: output shapes must be those of RolloutOutputs");
+  detail::check_rollout_arguments(params, h0, in, settings, out, "ensemble_rollout_persistent");
   if (E == 0) return;
   const PersistentRolloutPlan plan = plan_persistent_rollout<Space, Real>(E, N, H, I, S);
   HPT_REQUIRE(plan.supported, "ensemble_rollout_persistent: sizes not supported on this backend");
@@ -400,22 +382,14 @@ void ensemble_rollout_persistent(const Space& space,
   Policy probe(space, P * T, 1, vector);
   probe.set_scratch_size(0, Kokkos::PerTeam(plan.scratch_bytes));
   const int most = probe.team_size_max(body, Kokkos::ParallelForTag());
-  const int wanted = U < 4 ? 4 : U;
+  // One vector group per unit for the GRU, and per head value for the head sums and the exchange
+  // (each group waits one L2 round trip per value it reduces, so more groups shorten the step).
+  const int wanted = U > Q ? U : Q;
   Policy policy(space, P * T, wanted < most ? wanted : most, vector);
   policy.set_scratch_size(0, Kokkos::PerTeam(plan.scratch_bytes));
   Kokkos::parallel_for("hpt::ensemble_rollout_persistent", policy, body);
 
-  // Mean hidden norm per step over the paths, in the fixed order of ensemble_rollout.
-  const auto mean_norm = out.mean_hidden_norm;
-  const double paths_count = double(N) * double(E);
-  Kokkos::parallel_for(
-      "hpt::rollout_hidden_norm", Kokkos::RangePolicy<Space>(space, 0, Y),
-      KOKKOS_LAMBDA(const int k) {
-        double sum = 0;
-        for (int nn = 0; nn < N; ++nn)
-          for (int mm = 0; mm < E; ++mm) sum += double(hidden_norms(nn, mm, k));
-        mean_norm(k) = Real(sum / paths_count);
-      });
+  detail::mean_hidden_norm(space, out);
 }
 
 }  // namespace hpt

@@ -7,6 +7,7 @@
 #include <Kokkos_Core.hpp>
 #include <cstddef>
 
+#include "core/launcher.hpp"
 #include "core/error.hpp"
 #include "core/math.hpp"
 #include "core/types.hpp"
@@ -45,11 +46,11 @@ FeatureNormalizer<Real, Mem> create_normalizer(int runs, int features, double cl
 // Updates the statistics with raw (unless the run's phase in `history` is Predict) and writes the
 // normalised features to out. A non-finite raw value is skipped and gives 0.
 template <class Space, class Real>
-void normalize(const Space& space,
-               const FeatureNormalizer<Real, typename Space::memory_space>& state,
-               const TelemetryHistory<Real, typename Space::memory_space>& history,
-               const View2<Real, typename Space::memory_space>& raw,
-               const View2<Real, typename Space::memory_space>& out) {
+HPT_LAUNCHER void normalize(const Space& space,
+                            const FeatureNormalizer<Real, typename Space::memory_space>& state,
+                            const TelemetryHistory<Real, typename Space::memory_space>& history,
+                            const View2<Real, typename Space::memory_space>& raw,
+                            const View2<Real, typename Space::memory_space>& out) {
   const int runs = state.runs(), features = state.features();
   HPT_REQUIRE(history.runs() == runs && int(raw.extent(0)) == runs &&
                   int(raw.extent(1)) == features && int(out.extent(0)) == runs &&

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <type_traits>
 
+#include "core/launcher.hpp"
 #include "core/error.hpp"
 #include "core/math.hpp"
 #include "core/types.hpp"
@@ -174,10 +175,11 @@ constexpr int kGruUnitsPerTeam = 64;
 // After, per (row, member) with Before. h_out must not overlap h (the teams of one row run
 // concurrently).
 template <class Space, class Real>
-void gru_step(const Space& space, const GruWeights<Real, typename Space::memory_space>& weights,
-              const GruReset reset, const View3<Real, typename Space::memory_space>& x,
-              const View3<Real, typename Space::memory_space>& h,
-              const View3<Real, typename Space::memory_space>& h_out) {
+HPT_LAUNCHER void gru_step(const Space& space,
+                           const GruWeights<Real, typename Space::memory_space>& weights,
+                           const GruReset reset, const View3<Real, typename Space::memory_space>& x,
+                           const View3<Real, typename Space::memory_space>& h,
+                           const View3<Real, typename Space::memory_space>& h_out) {
   const int E = weights.members();
   const int H = weights.hidden();
   const int I = weights.input();

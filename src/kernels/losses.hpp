@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/launcher.hpp"
 #include "core/error.hpp"
 #include "core/math.hpp"
 #include "core/types.hpp"
@@ -34,10 +35,10 @@ KOKKOS_INLINE_FUNCTION int row_argmax(const V& m, std::int64_t i) {
 // grad = (softmax(z) - onehot(label)) / B. Stable: the row maximum is subtracted before exp.
 // A label outside [0, classes) makes the loss NaN.
 template <class Space, class Real>
-LossValue softmax_cross_entropy(const Space& space,
-                                View2<const Real, typename Space::memory_space> logits,
-                                View1<const int, typename Space::memory_space> labels,
-                                View2<Real, typename Space::memory_space> grad) {
+HPT_LAUNCHER LossValue softmax_cross_entropy(const Space& space,
+                                             View2<const Real, typename Space::memory_space> logits,
+                                             View1<const int, typename Space::memory_space> labels,
+                                             View2<Real, typename Space::memory_space> grad) {
   const std::int64_t batch = std::int64_t(logits.extent(0));
   const int classes = int(logits.extent(1));
   HPT_REQUIRE(batch > 0 && std::int64_t(labels.extent(0)) == batch,
@@ -78,10 +79,10 @@ LossValue softmax_cross_entropy(const Space& space,
 // Mean squared error over batch and outputs: L = 1/(B K) sum (p - t)^2, grad = 2 (p - t) / (B K).
 // Accuracy: argmax(p) == argmax(t) per row when K > 1, NaN when K == 1.
 template <class Space, class Real>
-LossValue mean_squared_error(const Space& space,
-                             View2<const Real, typename Space::memory_space> pred,
-                             View2<const Real, typename Space::memory_space> target,
-                             View2<Real, typename Space::memory_space> grad) {
+HPT_LAUNCHER LossValue mean_squared_error(const Space& space,
+                                          View2<const Real, typename Space::memory_space> pred,
+                                          View2<const Real, typename Space::memory_space> target,
+                                          View2<Real, typename Space::memory_space> grad) {
   const std::int64_t batch = std::int64_t(pred.extent(0));
   const int outputs = int(pred.extent(1));
   HPT_REQUIRE(batch > 0 && target.extent(0) == pred.extent(0) && target.extent(1) == pred.extent(1),
@@ -110,10 +111,10 @@ LossValue mean_squared_error(const Space& space,
 // MSE against one-hot targets built from class labels (regression onto the label's indicator).
 // Accuracy: argmax(p) == label. A label outside [0, K) makes the loss NaN.
 template <class Space, class Real>
-LossValue mean_squared_error_onehot(const Space& space,
-                                    View2<const Real, typename Space::memory_space> pred,
-                                    View1<const int, typename Space::memory_space> labels,
-                                    View2<Real, typename Space::memory_space> grad) {
+HPT_LAUNCHER LossValue
+mean_squared_error_onehot(const Space& space, View2<const Real, typename Space::memory_space> pred,
+                          View1<const int, typename Space::memory_space> labels,
+                          View2<Real, typename Space::memory_space> grad) {
   const std::int64_t batch = std::int64_t(pred.extent(0));
   const int outputs = int(pred.extent(1));
   HPT_REQUIRE(batch > 0 && std::int64_t(labels.extent(0)) == batch,
@@ -142,8 +143,9 @@ LossValue mean_squared_error_onehot(const Space& space,
 
 // Fraction of rows whose argmax equals the label.
 template <class Space, class Real>
-double accuracy(const Space& space, View2<const Real, typename Space::memory_space> scores,
-                View1<const int, typename Space::memory_space> labels) {
+HPT_LAUNCHER double accuracy(const Space& space,
+                             View2<const Real, typename Space::memory_space> scores,
+                             View1<const int, typename Space::memory_space> labels) {
   const std::int64_t batch = std::int64_t(scores.extent(0));
   HPT_REQUIRE(batch > 0 && std::int64_t(labels.extent(0)) == batch,
               "accuracy: empty batch or labels of the wrong length");

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/launcher.hpp"
 #include "core/error.hpp"
 #include "core/math.hpp"
 #include "core/types.hpp"
@@ -38,9 +39,10 @@ using UpdateSums = SumArray<6>;
 // out_sq(t) = squared L2 norm of tensor t of `buffer` (chunked, atomics across chunks). out_sq is
 // zeroed first; it has one entry per tensor.
 template <class Space, class Real>
-void tensor_sq_norms(const Space& space, View1<const Real, typename Space::memory_space> buffer,
-                     const ChunkTable<typename Space::memory_space>& chunks,
-                     View1<double, typename Space::memory_space> out_sq) {
+HPT_LAUNCHER void tensor_sq_norms(const Space& space,
+                                  View1<const Real, typename Space::memory_space> buffer,
+                                  const ChunkTable<typename Space::memory_space>& chunks,
+                                  View1<double, typename Space::memory_space> out_sq) {
   Kokkos::deep_copy(space, out_sq, 0.0);
   if (chunks.count == 0) return;
   auto chunk_tensor = chunks.tensor;
@@ -71,8 +73,9 @@ void tensor_sq_norms(const Space& space, View1<const Real, typename Space::memor
 // clamped to 1; max_norm <= 0 disables clipping). A non-finite norm gives scale 1 so that the
 // divergence monitor sees the non-finite values rather than a silently zeroed update.
 template <class Space>
-void finish_gradient_norms(const Space& space, View1<double, typename Space::memory_space> stats,
-                           int num_tensors, double max_norm) {
+HPT_LAUNCHER void finish_gradient_norms(const Space& space,
+                                        View1<double, typename Space::memory_space> stats,
+                                        int num_tensors, double max_norm) {
   HPT_REQUIRE(int(stats.extent(0)) >= kTelemetrySlots + num_tensors,
               "finish_gradient_norms: stats buffer too short");
   Kokkos::parallel_for(
@@ -95,8 +98,9 @@ void finish_gradient_norms(const Space& space, View1<double, typename Space::mem
 
 // buffer *= stats(slot) (e.g. clip the gradient in place with slot = kClipScale).
 template <class Space, class Real>
-void scale_by_stat(const Space& space, View1<Real, typename Space::memory_space> buffer,
-                   View1<const double, typename Space::memory_space> stats, int slot) {
+HPT_LAUNCHER void scale_by_stat(const Space& space,
+                                View1<Real, typename Space::memory_space> buffer,
+                                View1<const double, typename Space::memory_space> stats, int slot) {
   Kokkos::parallel_for(
       "hpt::scale_by_stat", Kokkos::RangePolicy<Space>(space, 0, std::int64_t(buffer.extent(0))),
       KOKKOS_LAMBDA(const std::int64_t k) { buffer(k) *= Real(stats(slot)); });
@@ -115,12 +119,13 @@ struct SgdHyper {
 // s = stats(kClipScale). prev_update holds the previous applied update and receives this one.
 // `momentum_buf` may be empty when momentum == 0. sums receives UpdateSums (moment1 = ||buf||^2).
 template <class Space, class Real>
-void sgd_step(const Space& space, View1<Real, typename Space::memory_space> theta,
-              View1<const Real, typename Space::memory_space> grad,
-              View1<Real, typename Space::memory_space> momentum_buf,
-              View1<Real, typename Space::memory_space> prev_update,
-              View1<const double, typename Space::memory_space> stats, const SgdHyper& h,
-              Kokkos::View<UpdateSums, typename Space::memory_space> sums) {
+HPT_LAUNCHER void sgd_step(const Space& space, View1<Real, typename Space::memory_space> theta,
+                           View1<const Real, typename Space::memory_space> grad,
+                           View1<Real, typename Space::memory_space> momentum_buf,
+                           View1<Real, typename Space::memory_space> prev_update,
+                           View1<const double, typename Space::memory_space> stats,
+                           const SgdHyper& h,
+                           Kokkos::View<UpdateSums, typename Space::memory_space> sums) {
   const std::int64_t n = std::int64_t(theta.extent(0));
   HPT_REQUIRE(std::int64_t(grad.extent(0)) == n && std::int64_t(prev_update.extent(0)) == n &&
                   (h.momentum == 0.0 || std::int64_t(momentum_buf.extent(0)) == n),
@@ -170,13 +175,14 @@ struct AdamHyper {
 // theta -= (lr / (1 - b1^t)) * m / (sqrt(v) / sqrt(1 - b2^t) + eps), with g = s*grad,
 // s = stats(kClipScale). sums: moment1 = sum |m|, moment2 = sum v.
 template <class Space, class Real>
-void adamw_step(const Space& space, View1<Real, typename Space::memory_space> theta,
-                View1<const Real, typename Space::memory_space> grad,
-                View1<Real, typename Space::memory_space> m,
-                View1<Real, typename Space::memory_space> v,
-                View1<Real, typename Space::memory_space> prev_update,
-                View1<const double, typename Space::memory_space> stats, const AdamHyper& h,
-                Kokkos::View<UpdateSums, typename Space::memory_space> sums) {
+HPT_LAUNCHER void adamw_step(const Space& space, View1<Real, typename Space::memory_space> theta,
+                             View1<const Real, typename Space::memory_space> grad,
+                             View1<Real, typename Space::memory_space> m,
+                             View1<Real, typename Space::memory_space> v,
+                             View1<Real, typename Space::memory_space> prev_update,
+                             View1<const double, typename Space::memory_space> stats,
+                             const AdamHyper& h,
+                             Kokkos::View<UpdateSums, typename Space::memory_space> sums) {
   const std::int64_t n = std::int64_t(theta.extent(0));
   HPT_REQUIRE(std::int64_t(grad.extent(0)) == n && std::int64_t(m.extent(0)) == n &&
                   std::int64_t(v.extent(0)) == n && std::int64_t(prev_update.extent(0)) == n,
@@ -224,10 +230,9 @@ enum class MomentSummary : int {
 
 // stats(kUpdateNorm .. kMoment2) from the sums of an update pass over n elements.
 template <class Space>
-void finish_update_telemetry(const Space& space,
-                             Kokkos::View<const UpdateSums, typename Space::memory_space> sums,
-                             View1<double, typename Space::memory_space> stats, std::int64_t n,
-                             MomentSummary kind) {
+HPT_LAUNCHER void finish_update_telemetry(
+    const Space& space, Kokkos::View<const UpdateSums, typename Space::memory_space> sums,
+    View1<double, typename Space::memory_space> stats, std::int64_t n, MomentSummary kind) {
   HPT_REQUIRE(int(stats.extent(0)) >= kTelemetrySlots, "finish_update_telemetry: stats too short");
   const double inv_n = n > 0 ? 1.0 / double(n) : 0.0;
   Kokkos::parallel_for(

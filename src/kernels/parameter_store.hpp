@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/launcher.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "core/types.hpp"
@@ -159,9 +160,9 @@ class ParameterStore {
 // Counter-based random initialisation: element i gets a value that is a pure function of
 // (seed, stream_a, stream_b, i), so every backend and thread count produces the same parameters.
 template <class Space, class Real>
-void fill_normal(const Space& space, View1<Real, typename Space::memory_space> v,
-                 std::uint64_t seed, std::uint64_t stream_a, std::uint64_t stream_b,
-                 double stddev) {
+HPT_LAUNCHER void fill_normal(const Space& space, View1<Real, typename Space::memory_space> v,
+                              std::uint64_t seed, std::uint64_t stream_a, std::uint64_t stream_b,
+                              double stddev) {
   const std::int64_t n = std::int64_t(v.extent(0));
   Kokkos::parallel_for(
       "hpt::fill_normal", Kokkos::RangePolicy<Space>(space, 0, n),
@@ -172,9 +173,9 @@ void fill_normal(const Space& space, View1<Real, typename Space::memory_space> v
 
 // Uniform in (-bound, bound), same keying as fill_normal.
 template <class Space, class Real>
-void fill_uniform(const Space& space, View1<Real, typename Space::memory_space> v,
-                  std::uint64_t seed, std::uint64_t stream_a, std::uint64_t stream_b,
-                  double bound) {
+HPT_LAUNCHER void fill_uniform(const Space& space, View1<Real, typename Space::memory_space> v,
+                               std::uint64_t seed, std::uint64_t stream_a, std::uint64_t stream_b,
+                               double bound) {
   const std::int64_t n = std::int64_t(v.extent(0));
   Kokkos::parallel_for(
       "hpt::fill_uniform", Kokkos::RangePolicy<Space>(space, 0, n),

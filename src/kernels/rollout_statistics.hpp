@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/launcher.hpp"
 #include "core/error.hpp"
 #include "core/math.hpp"
 #include "core/types.hpp"
@@ -126,7 +127,7 @@ using StatScratch =
 
 // Fills `stats` from loss_paths (N, E, Y+1). `stats` was built with the same E and Y.
 template <class Space, class Real>
-void compute_rollout_statistics(
+HPT_LAUNCHER void compute_rollout_statistics(
     const Space& space, const View3<Real, typename Space::memory_space>& loss_paths,
     const RolloutStatistics<Real, typename Space::memory_space>& stats) {
   const int N = static_cast<int>(loss_paths.extent(0));

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/launcher.hpp"
 #include "core/rng.hpp"
 #include "core/types.hpp"
 #include "kernels/gru_weights.hpp"
@@ -18,9 +19,9 @@ constexpr double kPriorScaleFloor = 1e-4;  // sigma_s = softplus(B h + b) + kPri
 // log var_delta is clamped to +-kLogVarLimit before exp, so an untrained head cannot give an
 // infinite or zero standard deviation (exp(10) fits float).
 constexpr double kLogVarLimit = 20.0;
-// An untrained loss head forecasts a nearly flat loss with small uncertainty: its weights are scaled
-// Glorot (x kLossHeadInitScale) and its log-variance bias starts at kInitialLogVar (sigma_delta = 0.01
-// per step in log loss), instead of an O(1) random walk in log loss.
+// An untrained loss head forecasts a nearly flat loss with small uncertainty: its weights are
+// scaled Glorot (x kLossHeadInitScale) and its log-variance bias starts at kInitialLogVar
+// (sigma_delta = 0.01 per step in log loss), instead of an O(1) random walk in log loss.
 constexpr double kLossHeadInitScale = 0.01;
 constexpr double kInitialLogVar = -9.210340371976184;  // log(1e-4)
 
@@ -73,8 +74,8 @@ struct RssmParams {
 
 // data[i] = U(-limit, limit) drawn from rng::key(seed, stream, i): the same on every backend.
 template <class Space, class Real>
-void fill_uniform(const Space& space, Real* data, std::size_t count, std::uint64_t seed,
-                  std::uint64_t stream, double limit) {
+HPT_LAUNCHER void fill_uniform(const Space& space, Real* data, std::size_t count,
+                               std::uint64_t seed, std::uint64_t stream, double limit) {
   Kokkos::parallel_for(
       "hpt::fill_uniform", Kokkos::RangePolicy<Space>(space, 0, std::int64_t(count)),
       KOKKOS_LAMBDA(const std::int64_t i) {
@@ -86,9 +87,9 @@ void fill_uniform(const Space& space, Real* data, std::size_t count, std::uint64
 // Seeded initialisation: GRU weights and biases U(+-1/sqrt(H)) (PyTorch's GRUCell), the heads
 // Glorot-uniform per member (limit sqrt(6 / (fan_in + fan_out))), head biases zero.
 template <class Space, class Real>
-void initialize_rssm_params(const Space& space,
-                            const RssmParams<Real, typename Space::memory_space>& p,
-                            std::uint64_t seed) {
+HPT_LAUNCHER void initialize_rssm_params(const Space& space,
+                                         const RssmParams<Real, typename Space::memory_space>& p,
+                                         std::uint64_t seed) {
   const double H = p.hidden();
   const double S = p.stochastic();
   const double gru_limit = 1.0 / std::sqrt(H);

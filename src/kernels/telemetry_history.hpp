@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "core/launcher.hpp"
 #include "core/error.hpp"
 #include "core/math.hpp"
 #include "core/types.hpp"
@@ -182,9 +183,9 @@ Kokkos::TeamPolicy<Space> run_team_policy(const Space& space, int runs, int team
 
 // Appends one record per run (records(r) for run r) with one kernel launch over the runs.
 template <class Space, class Real>
-void push_records(const Space& space,
-                  const TelemetryHistory<Real, typename Space::memory_space>& history,
-                  const View1<const TelemetryRecord, typename Space::memory_space>& records) {
+HPT_LAUNCHER void push_records(
+    const Space& space, const TelemetryHistory<Real, typename Space::memory_space>& history,
+    const View1<const TelemetryRecord, typename Space::memory_space>& records) {
   using namespace telemetry;
   HPT_REQUIRE(int(records.extent(0)) == history.runs(),
               "push_records: one record per run expected (" + std::to_string(records.extent(0)) +

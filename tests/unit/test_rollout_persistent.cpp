@@ -2,7 +2,8 @@
 // ensemble_rollout (itself checked against a host reference in test_rollout.cpp) on the same draws,
 // and the dispatcher: where the persistent kernel is supported (CUDA, small enough) it must agree
 // with ensemble_rollout within the precision's tolerance and be bit-reproducible; elsewhere
-// ensemble_rollout_auto must fall back and give bit-identical results.
+// ensemble_rollout_auto must fall back to a kernel that agrees within the same tolerance (the tiled
+// kernel has its own tests in test_rollout_tiled.cpp).
 #include <gtest/gtest.h>
 
 #include <Kokkos_Core.hpp>
@@ -16,118 +17,33 @@
 #include "kernels/ensemble_rollout.hpp"
 #include "kernels/ensemble_rollout_dispatch.hpp"
 #include "kernels/ensemble_rollout_persistent.hpp"
+#include "test_rollout_support.hpp"
 #include "test_support.hpp"
 
 namespace {
 
 using hpt::FeatureUpdate;
 using hpt::GruReset;
-
-template <class View>
-void fill_uniform(const View& v, std::mt19937& gen, double lo, double hi) {
-  std::uniform_real_distribution<double> dist(lo, hi);
-  auto mirror = Kokkos::create_mirror_view(v);
-  using T = typename View::non_const_value_type;
-  for (std::size_t i = 0; i < mirror.span(); ++i) mirror.data()[i] = T(dist(gen));
-  Kokkos::deep_copy(v, mirror);
-}
-
-template <class View>
-std::vector<double> download(const View& v) {
-  auto mirror = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
-  std::vector<double> out(mirror.span());
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = double(mirror.data()[i]);
-  return out;
-}
-
-// A random RSSM and start state like test_rollout.cpp's, heads scaled with H so paths stay O(1).
-template <class Real, class Mem>
-struct Problem {
-  hpt::RssmParams<Real, Mem> params;
-  hpt::View2<Real, Mem> h0;
-  hpt::RolloutInputs<Real, Mem> in;
-
-  Problem(int E, int H, int S, int I, std::mt19937& gen) : params(E, H, S, I), h0("h0", E, H) {
-    const double g = 1.0 / std::sqrt(double(H));
-    fill_uniform(params.gru.w_ih, gen, -g, g);
-    fill_uniform(params.gru.w_hh, gen, -g, g);
-    fill_uniform(params.gru.b_ih, gen, -g, g);
-    fill_uniform(params.gru.b_hh, gen, -g, g);
-    fill_uniform(params.prior_mean_w, gen, -1.6 * g, 1.6 * g);
-    fill_uniform(params.prior_mean_b, gen, -0.2, 0.2);
-    fill_uniform(params.prior_scale_w, gen, -1.6 * g, 1.6 * g);
-    fill_uniform(params.prior_scale_b, gen, -1.0, 0.0);
-    const double c = 0.4 / std::sqrt(double(H + S));  // keeps the loss paths O(1)
-    fill_uniform(params.loss_head_w, gen, -c, c);
-    auto d = Kokkos::create_mirror_view(params.loss_head_b);
-    for (int m = 0; m < E; ++m) {  // mean change slightly negative, std of the change about 0.1
-      d(m, 0) = Real(-0.02 - 0.01 * m);
-      d(m, 1) = Real(-4.5 + 0.25 * m);
-    }
-    Kokkos::deep_copy(params.loss_head_b, d);
-    fill_uniform(h0, gen, -0.8, 0.8);
-    in.x0 = hpt::View1<Real, Mem>("x0", I);
-    in.norm_mean = hpt::View1<Real, Mem>("mean", I);
-    in.norm_inv_std = hpt::View1<Real, Mem>("inv_std", I);
-    fill_uniform(in.x0, gen, -2.0, 2.0);
-    fill_uniform(in.norm_mean, gen, -0.3, 0.3);
-    fill_uniform(in.norm_inv_std, gen, 0.5, 3.0);
-    in.loss_states = hpt::View1<hpt::LossState<Real>, Mem>("loss_states", 2);
-    in.run = 1;
-    auto states = Kokkos::create_mirror_view(in.loss_states);
-    const Real l = Real(std::log(0.9));
-    hpt::LossState<Real> ls{};
-    ls.log_loss = l;
-    ls.ema4 = l + Real(0.03);
-    ls.ema16 = l + Real(0.11);
-    ls.ema64 = l + Real(0.35);
-    ls.best = l - Real(0.02);
-    ls.first = l + Real(1.3);
-    ls.mean32 = l + Real(0.07);
-    ls.std32 = Real(0.05);
-    for (int i = 0; i < hpt::kLossWindow; ++i)
-      ls.window[i] = l + Real(0.013 * (hpt::kLossWindow - 1 - i) + (i % 2 ? 0.004 : -0.003));
-    ls.window[hpt::kLossWindow - 1] = l;
-    ls.count = hpt::kLossWindow;
-    states(0) = ls;
-    states(0).log_loss = Real(7);  // another run: the rollout must read run 1
-    states(1) = ls;
-    Kokkos::deep_copy(in.loss_states, states);
-  }
-};
+using hpt::test::all_outputs;
+using hpt::test::kOutputNames;
+using hpt::test::Problem;
 
 enum class Kernel { Existing, Persistent, Auto };
 
-// Runs one kernel into outputs poisoned with NaN, so an unwritten element cannot pass.
 template <class Space, class Real, class Mem>
 hpt::RolloutOutputs<Real, Mem> run(Kernel kernel, const Problem<Real, Mem>& pb, GruReset reset,
                                    const hpt::RolloutSettings& settings) {
-  hpt::RolloutOutputs<Real, Mem> out(settings.scenarios, pb.params.members(), pb.params.hidden(),
-                                     settings.horizon);
-  const Real nan = std::numeric_limits<Real>::quiet_NaN();
-  Kokkos::deep_copy(out.loss_paths, nan);
-  Kokkos::deep_copy(out.final_latents, nan);
-  Kokkos::deep_copy(out.hidden_norms, nan);
-  Kokkos::deep_copy(out.mean_hidden_norm, nan);
-  const Space space;
-  if (kernel == Kernel::Existing)
-    hpt::ensemble_rollout(space, pb.params, reset, pb.h0, pb.in, settings, out);
-  else if (kernel == Kernel::Persistent)
-    hpt::ensemble_rollout_persistent(space, pb.params, reset, pb.h0, pb.in, settings, out);
-  else
-    hpt::ensemble_rollout_auto(space, pb.params, reset, pb.h0, pb.in, settings, out);
-  space.fence();
-  return out;
+  return hpt::test::run_rollout<Space>(
+      pb, settings, [&](const hpt::RolloutOutputs<Real, Mem>& out) {
+        const Space space;
+        if (kernel == Kernel::Existing)
+          hpt::ensemble_rollout(space, pb.params, reset, pb.h0, pb.in, settings, out);
+        else if (kernel == Kernel::Persistent)
+          hpt::ensemble_rollout_persistent(space, pb.params, reset, pb.h0, pb.in, settings, out);
+        else
+          hpt::ensemble_rollout_auto(space, pb.params, reset, pb.h0, pb.in, settings, out);
+      });
 }
-
-template <class Out>
-std::vector<std::vector<double>> all_outputs(const Out& out) {
-  return {download(out.loss_paths), download(out.final_latents), download(out.hidden_norms),
-          download(out.mean_hidden_norm)};
-}
-
-const char* const kOutputNames[] = {"loss_paths", "final_latents", "hidden_norms",
-                                    "mean_hidden_norm"};
 
 struct Case {
   int E, N, H, I, S, Y;
@@ -181,24 +97,13 @@ TYPED_TEST(RolloutPersistent, DispatcherMatchesExistingKernel) {
 
     const auto existing = all_outputs(run<Space>(Kernel::Existing, pb, c.reset, settings));
     const auto chosen = all_outputs(run<Space>(Kernel::Auto, pb, c.reset, settings));
-    if (!supported) {
-      for (int o = 0; o < 4; ++o) EXPECT_EQ(chosen[o], existing[o]) << kOutputNames[o];
-      continue;
-    }
+    // Against the existing kernel: only the summation order differs; errors compound per step.
+    const double tol = 4.0 * (c.Y + 1) * hpt::test::tolerance<Real>(c.H + c.I);
+    hpt::test::expect_outputs_near(chosen, existing, tol);
+    if (!supported) continue;
     const auto persistent = all_outputs(run<Space>(Kernel::Persistent, pb, c.reset, settings));
     // Same kernel twice: bit-identical (a race between teams would show here).
     for (int o = 0; o < 4; ++o) EXPECT_EQ(chosen[o], persistent[o]) << kOutputNames[o];
-    // Against the existing kernel: only the summation order differs; errors compound per step.
-    const double tol = 4.0 * (c.Y + 1) * hpt::test::tolerance<Real>(c.H + c.I);
-    for (int o = 0; o < 4; ++o) {
-      ASSERT_EQ(persistent[o].size(), existing[o].size());
-      int bad = 0;
-      for (std::size_t i = 0; i < existing[o].size() && bad < 5; ++i) {
-        const auto ok = hpt::test::near_rel(persistent[o][i], existing[o][i], tol);
-        if (!ok) ++bad;
-        EXPECT_TRUE(ok) << kOutputNames[o] << " element " << i;
-      }
-    }
   }
 }
 
@@ -214,7 +119,7 @@ TYPED_TEST(RolloutPersistent, ZeroHorizon) {
   settings.horizon = 0;
   settings.scenarios = 2;
   const auto out = all_outputs(run<Space>(Kernel::Auto, pb, GruReset::After, settings));
-  const auto h0 = download(pb.h0);
+  const auto h0 = hpt::test::download(pb.h0);
   const auto state = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pb.in.loss_states);
   for (const double L : out[0]) EXPECT_EQ(L, double(Real(std::exp(state(1).log_loss))));
   ASSERT_EQ(out[1].size(), 2 * h0.size());
