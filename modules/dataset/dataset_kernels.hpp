@@ -4,6 +4,7 @@
 #include <Kokkos_Core.hpp>
 #include <cstdint>
 
+#include "core/launcher.hpp"
 #include "core/rng.hpp"
 
 namespace hpt::dataset {
@@ -46,7 +47,7 @@ KOKKOS_INLINE_FUNCTION std::int64_t epoch_row(std::uint64_t seed, std::int64_t e
 // and running on into the next epoch(s) when the current one ends: xb(b, :) = x(row, :), and
 // likewise the labels and targets (either may be empty); rows(b) = row. One team per batch row.
 template <class Space, class Real>
-void gather_batch(
+HPT_LAUNCHER void gather_batch(
     const Space& space, std::uint64_t seed, std::int64_t epoch, std::int64_t position,
     const Kokkos::View<const Real**, Kokkos::LayoutRight, typename Space::memory_space>& x,
     const Kokkos::View<const int*, Kokkos::LayoutRight, typename Space::memory_space>& labels,

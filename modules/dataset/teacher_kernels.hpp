@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/launcher.hpp"
 #include "core/math.hpp"
 
 namespace hpt::dataset {
@@ -16,7 +17,7 @@ namespace hpt::dataset {
 // y = act(x w^T + b), act = tanh or identity; x: rows x in, w: out x in, b: out, y: rows x out.
 // One team per tile of 16 rows x 16 outputs; the tiles of x and w pass through team scratch.
 template <class Space, class Real>
-void teacher_dense(
+HPT_LAUNCHER void teacher_dense(
     const Space& space,
     const Kokkos::View<const Real**, Kokkos::LayoutRight, typename Space::memory_space>& x,
     const Kokkos::View<const Real**, Kokkos::LayoutRight, typename Space::memory_space>& w,
@@ -73,7 +74,7 @@ void teacher_dense(
 
 // labels(r) = the index of the first maximum of y(r, :).
 template <class Space, class Real>
-void argmax_rows(
+HPT_LAUNCHER void argmax_rows(
     const Space& space,
     const Kokkos::View<const Real**, Kokkos::LayoutRight, typename Space::memory_space>& y,
     const Kokkos::View<int*, Kokkos::LayoutRight, typename Space::memory_space>& labels) {

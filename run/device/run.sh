@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU host from inside a bundle made by run/device/bundle: the whole test suite (unit +
 # integration) on the CUDA backend, the benchmarks, the PyTorch peer in the same job, and the GPU training
-# runs. Results go under $OUT (or ./results). Usage: ./run.sh [all|tests|bench|train]
+# runs. Results go under $OUT (or ./results). Usage: ./run.sh [all|tests|bench|train|profile]
+# (`profile`, not part of `all`: Nsight Compute sections of the rollout kernels, where ncu exists).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here/results}
@@ -46,6 +47,18 @@ if [ "$what" = all ] || [ "$what" = train ]; then
     (cd "$here" && OMP_NUM_THREADS=16 "$here/bin/hpt-omp" -i inputs/$d.ini --set output.dir="$out/train-omp" \
       --set train.steps=200 > "$out/train_omp16_$d.log" 2>&1)
     summary "train $d (OpenMP 16 threads, 200 steps): rc=$? $(grep -E 'steps/s' "$out/train_omp16_$d.log" | tr -s ' ' | tr '\n' ' ')"
+  done
+fi
+if [ "$what" = profile ] && command -v ncu > /dev/null; then
+  # One launch of each rollout variant the dispatcher picks on the GPU: small (persistent) and batch
+  # (tiled); the kernel is found by its demangled name.
+  for v in "persistent 1 200" "tiled 1024 20"; do
+    set -- $v
+    (cd "$here" && timeout 300 ncu --clock-control none --kernel-name-base demangled -k "regex:ensemble_rollout_$1" -c 1 \
+      --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis \
+      "$here/bin/hpt" -i inputs/rollout.ini --set rollout.model= --set rollout.scenarios=$2 --set rollout.horizon=$3 \
+      --set rollout.write_paths=false --set output.dir=/tmp/hpt-profile > "$out/ncu_$1.log" 2>&1)
+    summary "ncu $1: rc=$?"
   done
 fi
 exit $status

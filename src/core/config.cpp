@@ -36,6 +36,7 @@ std::string fmt_num(double v) {
 }
 
 std::string range_text(const OptionSpec& s) {
+  if (s.type != OptionType::Int && s.type != OptionType::Real) return "";  // ranges are numeric
   const bool lo = s.min > -1e299 && s.min > -double(1L << 62);
   const bool hi = s.max < 1e299 && s.max < double(1L << 62);
   if (lo && hi) return " in [" + fmt_num(s.min) + ", " + fmt_num(s.max) + "]";

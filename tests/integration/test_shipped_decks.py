@@ -81,4 +81,9 @@ for deck, sets in [("xor.ini", ["train.steps=100"]),
             hptest.check(len(steps) > 0 and steps[0] == 1 and np.all(np.diff(steps) == 1), f"{name}: trace steps 1..n")
             hptest.check(np.all(np.isfinite(loss)), f"{name}: finite losses")
             hptest.check(loss[-10:].mean() < loss[:10].mean(), f"{name}: the loss decreases")
+# --help: every section and key documented with its default; value ranges only on numeric options.
+import subprocess
+h = subprocess.run([a.hpt, "--help"], capture_output=True, text=True, timeout=60)
+hptest.check(h.returncode == 0 and "[rollout]" in h.stdout and "horizon = 50" in h.stdout, "--help lists the options")
+hptest.check("in [0, 0]" not in h.stdout, "--help gives no range to string, boolean or choice options")
 hptest.finish()
