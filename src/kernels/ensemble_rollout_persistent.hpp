@@ -51,6 +51,7 @@ std::size_t persistent_scratch_bytes(int H, int I, int S, int U) {
          + Scratch::shmem_size(I)                           // x
          + 4 * Scratch::shmem_size(U)  // new h, old h, z and the x-part of n of my units
          + Scratch::shmem_size(persistent_head_count(S))  // summed head values, then s in place
+         + Scratch::shmem_size(S + 1)  // the step's normal draws (S for s, one for the loss)
          + StateScratch::shmem_size(1);
 }
 
@@ -187,6 +188,7 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
     Scratch z_own(team.team_scratch(0), U);
     Scratch wn_own(team.team_scratch(0), U);
     Scratch heads(team.team_scratch(0), Q);
+    Scratch eps(team.team_scratch(0), S + 1);
     StateScratch state(team.team_scratch(0), 1);
     unsigned int* const counter = &counters(path);
     unsigned int passed = 0;
@@ -211,6 +213,13 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
 
     for (int k = 1; k <= Y; ++k) {
       const int buf = k % 2;
+      // The step's normal draws, by the last vector group (idle in the GRU phase when the team has
+      // more groups than units), so the serial tail below does not wait on them.
+      if (team.team_rank() == team.team_size() - 1) {
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, S + 1), [&](const int i) {
+          eps(i) = Real(rng::normal(rng::key(seed, n, m, k, i)));
+        });
+      }
       if (!before) {
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, units), [&](const int u) {
           const int j = u0 + u;
@@ -343,8 +352,7 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
         const Real mu = heads(i) + p.prior_mean_b(m, i);
         const Real sigma =
             math::softplus(heads(S + i) + p.prior_scale_b(m, i)) + Real(kPriorScaleFloor);
-        const Real eps = Real(rng::normal(rng::key(seed, n, m, k, i)));
-        heads(i) = mu + sigma * eps;
+        heads(i) = mu + sigma * eps(i);
       });
       team.team_barrier();
 
@@ -362,8 +370,7 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
           const Real mu_delta = heads(2 * S) + as.a + p.loss_head_b(m, 0);
           const Real log_var = math::clamp(heads(2 * S + 1) + as.b + p.loss_head_b(m, 1),
                                            Real(-kLogVarLimit), Real(kLogVarLimit));
-          const Real eps = Real(rng::normal(rng::key(seed, n, m, k, S)));
-          const Real delta = mu_delta + math::exp(Real(0.5) * log_var) * eps;
+          const Real delta = mu_delta + math::exp(Real(0.5) * log_var) * eps(S);
           detail::advance_loss_features(state(0), delta, mode, x, norm_mean, norm_inv_std, clamp);
           if (t == 0) {
             paths(n, m, k) = math::exp(state(0).log_loss);
