@@ -29,6 +29,11 @@ if [ "$what" = all ] || [ "$what" = tests ]; then
     rc=$?; summary "integration $n: rc=$rc $(tail -n1 "$out/it_$n.log")"
     [ $rc = 0 ] || status=1
   done
+  # The CUDA binary against the CPU build's OpenMP binary on the same deck and seed.
+  python3 "$here/tests/integration/compare_backends.py" --hpt "$here/bin/hpt" --other "$here/bin/hpt-omp" \
+    --root "$here" --work /tmp/hpt-it/compare_backends > "$out/it_compare_backends.log" 2>&1
+  rc=$?; summary "CUDA vs OpenMP, same deck and seed: rc=$rc $(tail -n1 "$out/it_compare_backends.log")"
+  [ $rc = 0 ] || status=1
 fi
 if [ "$what" = all ] || [ "$what" = bench ]; then
   (cd "$here" && "$here/bin/hpt" -i inputs/bench-gpu.ini --set output.dir="$out" > "$out/bench-gpu.log" 2>&1)
