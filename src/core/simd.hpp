@@ -1,4 +1,6 @@
 #pragma once
+#include <Kokkos_Macros.hpp>
+
 // HPT_SIMD before a loop whose iterations are independent asks the host compiler to vectorise it
 // (`omp simd`; GCC does not vectorise the unit loops of the tiled rollout on its own). It changes
 // no result: each iteration keeps its own order of operations. Empty where OpenMP is off and under
@@ -8,3 +10,18 @@
 #else
 #define HPT_SIMD
 #endif
+
+namespace hpt {
+
+// p, promised to the compiler to lie on a 16-byte boundary when N elements of T fill whole 16-byte
+// words (so N consecutive loads may become vector loads, on a GPU LDS.128); p unchanged otherwise.
+template <int N, class T>
+KOKKOS_FORCEINLINE_FUNCTION const T* assume_vector_aligned(const T* p) {
+  if constexpr ((N * sizeof(T)) % 16 == 0) {
+    return static_cast<const T*>(__builtin_assume_aligned(p, 16));
+  } else {
+    return p;
+  }
+}
+
+}  // namespace hpt

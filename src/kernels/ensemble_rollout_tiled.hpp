@@ -147,7 +147,7 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
   const int work = (H > Q + S ? H : Q + S) + (before ? 3 * H : 0);
   using Scratch = detail::ScratchView1<Space, Real>;
   using StateScratch = detail::ScratchView1<Space, LossState<Real>>;
-  const std::size_t bytes = Scratch::shmem_size(std::size_t(W) * R) +
+  const std::size_t bytes = std::size_t(W) * R * sizeof(Real) + 16 +  // xh, 16-byte aligned
                             Scratch::shmem_size(std::size_t(work) * R) +
                             StateScratch::shmem_size(R);
   const int level = detail::scratch_level_for<Space>(bytes);
@@ -175,7 +175,9 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
     const int m = team.league_rank() % E;
     const int n0 = team.league_rank() / E * R;
     const int rows = N - n0 < R ? N - n0 : R;
-    Scratch xh(team.team_scratch(level), std::size_t(W) * R);
+    // [x; h] on a 16-byte boundary: a row group of R values then loads as vectors.
+    Real* const xh = static_cast<Real*>(
+        team.team_scratch(level).get_shmem_aligned(std::size_t(W) * R * sizeof(Real), 16));
     Scratch wk(team.team_scratch(level), std::size_t(work) * R);
     StateScratch state(team.team_scratch(level), R);
     Real* const hn = wk.data();                       // (H, R) new h
@@ -184,11 +186,11 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
     Real* const rh = wk.data() + (work - 3 * H) * R;  // Before: (H, R) r*h, then z, then W_n x + b
     Real* const zb = rh + H * R;
     Real* const nb = zb + H * R;
-    Real* const hcur = xh.data() + I * R;
+    Real* const hcur = xh + I * R;
 
     Kokkos::parallel_for(Kokkos::TeamVectorRange(team, W * R), [&](const int i) {
       const int c = i / R;
-      xh(i) = c < I ? x0(c) : h0(m, c - I);
+      xh[i] = c < I ? x0(c) : h0(m, c - I);
     });
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, R), [&](const int t) {
       state(t) = loss_states(run);
@@ -207,8 +209,9 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
           const Real* wr = &wt(m, c, j0);
           const Real* wz = wr + Hp;
           const Real* wn = wr + 2 * Hp;
+          const Real* xrow = assume_vector_aligned<R>(xh + c * R);
           for (int t = 0; t < R; ++t) {
-            const Real xv = xh(c * R + t);
+            const Real xv = xrow[t];
             HPT_SIMD for (int v = 0; v < VB; ++v) {
               ar[t][v] += wr[v] * xv;
               az[t][v] += wz[v] * xv;
@@ -220,8 +223,9 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
           const Real* wr = &wt(m, c, j0);
           const Real* wz = wr + Hp;
           const Real* wn = wr + 2 * Hp;
+          const Real* xrow = assume_vector_aligned<R>(xh + c * R);
           for (int t = 0; t < R; ++t) {
-            const Real xv = xh(c * R + t);
+            const Real xv = xrow[t];
             HPT_SIMD for (int v = 0; v < VB; ++v) {
               ar[t][v] += wr[v] * xv;
               az[t][v] += wz[v] * xv;
@@ -294,8 +298,9 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
           for (int v = 0; v < VB; ++v) acc[t][v] = Real(0);
         for (int j = 0; j < H; ++j) {
           const Real* w = &ht(m, j, q0);
+          const Real* hrow = assume_vector_aligned<R>(hcur + j * R);
           for (int t = 0; t < R; ++t) {
-            const Real hv = hcur[j * R + t];
+            const Real hv = hrow[t];
             HPT_SIMD for (int v = 0; v < VB; ++v) acc[t][v] += w[v] * hv;
           }
         }
@@ -327,7 +332,7 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
                                          Real(-kLogVarLimit), Real(kLogVarLimit));
         const Real eps = Real(rng::normal(rng::key(seed, n0 + t, m, k, S)));
         const Real delta = mu_delta + math::exp(Real(0.5) * log_var) * eps;
-        const detail::TileRow<Real> x{xh.data() + t, R};
+        const detail::TileRow<Real> x{xh + t, R};
         detail::advance_loss_features(state(t), delta, mode, x, norm_mean, norm_inv_std, clamp);
         paths(n0 + t, m, k) = math::exp(state(t).log_loss);
         hidden_norms(n0 + t, m, k - 1) = math::sqrt(heads[(Q - 1) * R + t]);
