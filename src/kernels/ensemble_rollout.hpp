@@ -83,6 +83,26 @@ KOKKOS_INLINE_FUNCTION Real window_slope(const LossState<Real>& st) {
   return sxy / sxx;
 }
 
+// s_i = mu_s + sigma_s * eps from the prior sums A_i h and B_i h of member m (SPEC 4).
+template <class Real, class Mem>
+KOKKOS_INLINE_FUNCTION Real prior_sample(const RssmParams<Real, Mem>& p, const int m, const int i,
+                                         const Real ah, const Real bh, const Real eps) {
+  const Real mu = ah + p.prior_mean_b(m, i);
+  const Real sigma = math::softplus(bh + p.prior_scale_b(m, i)) + Real(kPriorScaleFloor);
+  return mu + sigma * eps;
+}
+
+// delta = mu_delta + exp(log var_delta / 2) * eps from the loss head sums C_0 [h; s] and
+// C_1 [h; s] of member m (SPEC 4; log var clamped to +-kLogVarLimit).
+template <class Real, class Mem>
+KOKKOS_INLINE_FUNCTION Real loss_delta(const RssmParams<Real, Mem>& p, const int m, const Real c0,
+                                       const Real c1, const Real eps) {
+  const Real mu = c0 + p.loss_head_b(m, 0);
+  const Real log_var =
+      math::clamp(c1 + p.loss_head_b(m, 1), Real(-kLogVarLimit), Real(kLogVarLimit));
+  return mu + math::exp(Real(0.5) * log_var) * eps;
+}
+
 // l <- l + delta, continue the path's loss statistics, and write the features that evolve into x:
 // LossOnly sets x[0] to the raw loss; Rich recomputes every [R] feature of rich_features.hpp and
 // re-normalises it with the normaliser's fixed mean and 1/std.
@@ -207,14 +227,6 @@ HPT_LAUNCHER void ensemble_rollout(const Space& space,
   const int level = detail::scratch_level_for<Space>(bytes);
 
   const RssmParams<Real, typename Space::memory_space> p = params;
-  const auto x0 = in.x0;
-  const auto loss_states = in.loss_states;
-  const int run = in.run;
-  const auto norm_mean = in.norm_mean;
-  const auto norm_inv_std = in.norm_inv_std;
-  const auto paths = out.loss_paths;
-  const auto final_latents = out.final_latents;
-  const auto hidden_norms = out.hidden_norms;
   const std::uint64_t seed = settings.seed;
   const Real clamp = Real(settings.clamp);
 
@@ -229,10 +241,10 @@ HPT_LAUNCHER void ensemble_rollout(const Space& space,
     Scratch s(team.team_scratch(level), S);
 
     Kokkos::parallel_for(Kokkos::TeamVectorRange(team, H), [&](const int j) { h_a(j) = h0(m, j); });
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, I), [&](const int k) { x(k) = x0(k); });
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, I), [&](const int k) { x(k) = in.x0(k); });
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      state(0) = loss_states(run);
-      paths(n, m, 0) = math::exp(state(0).log_loss);
+      state(0) = in.loss_states(in.run);
+      out.loss_paths(n, m, 0) = math::exp(state(0).log_loss);
     });
     team.team_barrier();
 
@@ -252,10 +264,9 @@ HPT_LAUNCHER void ensemble_rollout(const Space& space,
               a.b += p.prior_scale_w(m, i, j) * h(j);
             },
             acc);
-        const Real mu = acc.a + p.prior_mean_b(m, i);
-        const Real sigma = math::softplus(acc.b + p.prior_scale_b(m, i)) + Real(kPriorScaleFloor);
         const Real eps = Real(rng::normal(rng::key(seed, n, m, k, i)));
-        Kokkos::single(Kokkos::PerThread(team), [&]() { s(i) = mu + sigma * eps; });
+        const Real si = detail::prior_sample(p, m, i, acc.a, acc.b, eps);
+        Kokkos::single(Kokkos::PerThread(team), [&]() { s(i) = si; });
       });
       team.team_barrier();
 
@@ -280,14 +291,12 @@ HPT_LAUNCHER void ensemble_rollout(const Space& space,
             },
             as);
         Kokkos::single(Kokkos::PerThread(team), [&]() {
-          const Real mu_delta = ah.a + as.a + p.loss_head_b(m, 0);
-          const Real log_var = math::clamp(ah.b + as.b + p.loss_head_b(m, 1), Real(-kLogVarLimit),
-                                           Real(kLogVarLimit));
           const Real eps = Real(rng::normal(rng::key(seed, n, m, k, S)));
-          const Real delta = mu_delta + math::exp(Real(0.5) * log_var) * eps;
-          detail::advance_loss_features(state(0), delta, mode, x, norm_mean, norm_inv_std, clamp);
-          paths(n, m, k) = math::exp(state(0).log_loss);
-          hidden_norms(n, m, k - 1) = math::sqrt(ah.c);
+          const Real delta = detail::loss_delta(p, m, ah.a + as.a, ah.b + as.b, eps);
+          detail::advance_loss_features(state(0), delta, mode, x, in.norm_mean, in.norm_inv_std,
+                                        clamp);
+          out.loss_paths(n, m, k) = math::exp(state(0).log_loss);
+          out.hidden_norms(n, m, k - 1) = math::sqrt(ah.c);
         });
       });
       team.team_barrier();
@@ -295,7 +304,7 @@ HPT_LAUNCHER void ensemble_rollout(const Space& space,
 
     const Scratch h_last = (Y % 2 == 1) ? h_b : h_a;
     Kokkos::parallel_for(Kokkos::TeamVectorRange(team, H),
-                         [&](const int j) { final_latents(n, m, j) = h_last(j); });
+                         [&](const int j) { out.final_latents(n, m, j) = h_last(j); });
   };
   const auto policy =
       detail::make_team_policy(space, N * E, level, bytes, body, settings.team_size);

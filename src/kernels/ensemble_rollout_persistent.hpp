@@ -160,14 +160,6 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
   using Scratch = detail::ScratchView1<Space, Real>;
   using StateScratch = detail::ScratchView1<Space, LossState<Real>>;
   const RssmParams<Real, Mem> p = params;
-  const auto x0 = in.x0;
-  const auto loss_states = in.loss_states;
-  const int run = in.run;
-  const auto norm_mean = in.norm_mean;
-  const auto norm_inv_std = in.norm_inv_std;
-  const auto paths = out.loss_paths;
-  const auto final_latents = out.final_latents;
-  const auto hidden_norms = out.hidden_norms;
   const std::uint64_t seed = settings.seed;
   const Real clamp = Real(settings.clamp);
   const int W = I + H;  // columns of a weight row in scratch: [W_g x-part | U_g h-part]
@@ -204,10 +196,10 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
                            [&](const int c) { dst[I + c] = p.gru.w_hh(m, row, c); });
     });
     Kokkos::parallel_for(Kokkos::TeamVectorRange(team, H), [&](const int j) { hs(j) = h0(m, j); });
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, I), [&](const int k) { x(k) = x0(k); });
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, I), [&](const int k) { x(k) = in.x0(k); });
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      state(0) = loss_states(run);
-      if (t == 0) paths(n, m, 0) = math::exp(state(0).log_loss);
+      state(0) = in.loss_states(in.run);
+      if (t == 0) out.loss_paths(n, m, 0) = math::exp(state(0).log_loss);
     });
     team.team_barrier();
 
@@ -220,33 +212,35 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
           eps(i) = Real(rng::normal(rng::key(seed, n, m, k, i)));
         });
       }
-      if (!before) {
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, units), [&](const int u) {
-          const int j = u0 + u;
-          const Real* wr = &w((0 * U + u) * W);
-          const Real* wz = &w((1 * U + u) * W);
-          const Real* wn = &w((2 * U + u) * W);
-          detail::Sum3<Real> wx, uh;
-          Kokkos::parallel_reduce(
-              Kokkos::ThreadVectorRange(team, I),
-              [&](const int c, detail::Sum3<Real>& a) {
-                const Real xc = x(c);
-                a.a += wr[c] * xc;
-                a.b += wz[c] * xc;
-                a.c += wn[c] * xc;
-              },
-              wx);
-          Kokkos::parallel_reduce(
-              Kokkos::ThreadVectorRange(team, H),
-              [&](const int c, detail::Sum3<Real>& a) {
-                const Real hc = hs(c);
-                a.a += wr[I + c] * hc;
-                a.b += wz[I + c] * hc;
-                a.c += wn[I + c] * hc;
-              },
-              uh);
-          const Real r = math::sigmoid(wx.a + p.gru.b_ih(m, j) + uh.a + p.gru.b_hh(m, j));
-          const Real z = math::sigmoid(wx.b + p.gru.b_ih(m, H + j) + uh.b + p.gru.b_hh(m, H + j));
+      // r, z and W_n x of my units; with reset After also U_n h and the new h, with Before r * h
+      // is published and U_n (r * h) follows after the path barrier.
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, units), [&](const int u) {
+        const int j = u0 + u;
+        const Real* wr = &w((0 * U + u) * W);
+        const Real* wz = &w((1 * U + u) * W);
+        const Real* wn = &w((2 * U + u) * W);
+        detail::Sum3<Real> wx, uh;
+        Kokkos::parallel_reduce(
+            Kokkos::ThreadVectorRange(team, I),
+            [&](const int c, detail::Sum3<Real>& a) {
+              const Real xc = x(c);
+              a.a += wr[c] * xc;
+              a.b += wz[c] * xc;
+              a.c += wn[c] * xc;
+            },
+            wx);
+        Kokkos::parallel_reduce(
+            Kokkos::ThreadVectorRange(team, H),
+            [&](const int c, detail::Sum3<Real>& a) {
+              const Real hc = hs(c);
+              a.a += wr[I + c] * hc;
+              a.b += wz[I + c] * hc;
+              if (!before) a.c += wn[I + c] * hc;
+            },
+            uh);
+        const Real r = math::sigmoid(wx.a + p.gru.b_ih(m, j) + uh.a + p.gru.b_hh(m, j));
+        const Real z = math::sigmoid(wx.b + p.gru.b_ih(m, H + j) + uh.b + p.gru.b_hh(m, H + j));
+        if (!before) {
           const Real nn =
               math::tanh(wx.c + p.gru.b_ih(m, 2 * H + j) + r * (uh.c + p.gru.b_hh(m, 2 * H + j)));
           Kokkos::single(Kokkos::PerThread(team), [&]() {
@@ -254,41 +248,16 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
             h_new(u) = v;
             h_x(buf, path, j) = v;
           });
-        });
-      } else {
-        // Reset before: r, z and W_n x of my units, publish r * h, then U_n (r * h).
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, units), [&](const int u) {
-          const int j = u0 + u;
-          const Real* wr = &w((0 * U + u) * W);
-          const Real* wz = &w((1 * U + u) * W);
-          const Real* wn = &w((2 * U + u) * W);
-          detail::Sum3<Real> wx, uh;
-          Kokkos::parallel_reduce(
-              Kokkos::ThreadVectorRange(team, I),
-              [&](const int c, detail::Sum3<Real>& a) {
-                const Real xc = x(c);
-                a.a += wr[c] * xc;
-                a.b += wz[c] * xc;
-                a.c += wn[c] * xc;
-              },
-              wx);
-          Kokkos::parallel_reduce(
-              Kokkos::ThreadVectorRange(team, H),
-              [&](const int c, detail::Sum3<Real>& a) {
-                const Real hc = hs(c);
-                a.a += wr[I + c] * hc;
-                a.b += wz[I + c] * hc;
-              },
-              uh);
-          const Real r = math::sigmoid(wx.a + p.gru.b_ih(m, j) + uh.a + p.gru.b_hh(m, j));
-          const Real z = math::sigmoid(wx.b + p.gru.b_ih(m, H + j) + uh.b + p.gru.b_hh(m, H + j));
+        } else {
           Kokkos::single(Kokkos::PerThread(team), [&]() {
             h_own(u) = hs(j);
             z_own(u) = z;
             wn_own(u) = wx.c + p.gru.b_ih(m, 2 * H + j) + p.gru.b_hh(m, 2 * H + j);
             rh_x(buf, path, j) = r * hs(j);
           });
-        });
+        }
+      });
+      if (before) {
         detail::path_barrier(team, counter, unsigned(T) * ++passed);
         Kokkos::parallel_for(Kokkos::TeamVectorRange(team, H), [&](const int j) {
           hs(j) = detail::load_shared_global(&rh_x(buf, path, j));
@@ -349,10 +318,7 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
 
       // s = mu_s + sigma_s * eps, written over A h in place.
       Kokkos::parallel_for(Kokkos::TeamVectorRange(team, S), [&](const int i) {
-        const Real mu = heads(i) + p.prior_mean_b(m, i);
-        const Real sigma =
-            math::softplus(heads(S + i) + p.prior_scale_b(m, i)) + Real(kPriorScaleFloor);
-        heads(i) = mu + sigma * eps(i);
+        heads(i) = detail::prior_sample(p, m, i, heads(i), heads(S + i), eps(i));
       });
       team.team_barrier();
 
@@ -367,14 +333,13 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
             },
             as);
         Kokkos::single(Kokkos::PerThread(team), [&]() {
-          const Real mu_delta = heads(2 * S) + as.a + p.loss_head_b(m, 0);
-          const Real log_var = math::clamp(heads(2 * S + 1) + as.b + p.loss_head_b(m, 1),
-                                           Real(-kLogVarLimit), Real(kLogVarLimit));
-          const Real delta = mu_delta + math::exp(Real(0.5) * log_var) * eps(S);
-          detail::advance_loss_features(state(0), delta, mode, x, norm_mean, norm_inv_std, clamp);
+          const Real delta =
+              detail::loss_delta(p, m, heads(2 * S) + as.a, heads(2 * S + 1) + as.b, eps(S));
+          detail::advance_loss_features(state(0), delta, mode, x, in.norm_mean, in.norm_inv_std,
+                                        clamp);
           if (t == 0) {
-            paths(n, m, k) = math::exp(state(0).log_loss);
-            hidden_norms(n, m, k - 1) = math::sqrt(heads(2 * S + 2));
+            out.loss_paths(n, m, k) = math::exp(state(0).log_loss);
+            out.hidden_norms(n, m, k - 1) = math::sqrt(heads(2 * S + 2));
           }
         });
       });
@@ -382,7 +347,7 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
     }
 
     Kokkos::parallel_for(Kokkos::TeamVectorRange(team, units),
-                         [&](const int u) { final_latents(n, m, u0 + u) = hs(u0 + u); });
+                         [&](const int u) { out.final_latents(n, m, u0 + u) = hs(u0 + u); });
   };
 
   const int vector = detail::team_vector_length<Space>();

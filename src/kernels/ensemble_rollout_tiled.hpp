@@ -155,14 +155,6 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
   const RssmParams<Real, Mem> p = params;
   const auto wt = tw.gru;
   const auto ht = tw.heads;
-  const auto x0 = in.x0;
-  const auto loss_states = in.loss_states;
-  const int run = in.run;
-  const auto norm_mean = in.norm_mean;
-  const auto norm_inv_std = in.norm_inv_std;
-  const auto paths = out.loss_paths;
-  const auto final_latents = out.final_latents;
-  const auto hidden_norms = out.hidden_norms;
   const std::uint64_t seed = settings.seed;
   const Real clamp = Real(settings.clamp);
   const int tiles = (N + R - 1) / R;
@@ -190,11 +182,11 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
 
     Kokkos::parallel_for(Kokkos::TeamVectorRange(team, W * R), [&](const int i) {
       const int c = i / R;
-      xh[i] = c < I ? x0(c) : h0(m, c - I);
+      xh[i] = c < I ? in.x0(c) : h0(m, c - I);
     });
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, R), [&](const int t) {
-      state(t) = loss_states(run);
-      if (t < rows) paths(n0 + t, m, 0) = math::exp(state(t).log_loss);
+      state(t) = in.loss_states(in.run);
+      if (t < rows) out.loss_paths(n0 + t, m, 0) = math::exp(state(t).log_loss);
     });
     team.team_barrier();
 
@@ -312,11 +304,8 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
       // s = mu_s + sigma_s * eps for every (unit, row) of the tile's real rows.
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, S * rows), [&](const int i2) {
         const int i = i2 / rows, t = i2 % rows;
-        const Real mu = heads[i * R + t] + p.prior_mean_b(m, i);
-        const Real sigma =
-            math::softplus(heads[(S + i) * R + t] + p.prior_scale_b(m, i)) + Real(kPriorScaleFloor);
         const Real eps = Real(rng::normal(rng::key(seed, n0 + t, m, k, i)));
-        s[i * R + t] = mu + sigma * eps;
+        s[i * R + t] = detail::prior_sample(p, m, i, heads[i * R + t], heads[(S + i) * R + t], eps);
       });
       team.team_barrier();
 
@@ -327,21 +316,20 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
           cs0 += p.loss_head_w(m, 0, H + i) * s[i * R + t];
           cs1 += p.loss_head_w(m, 1, H + i) * s[i * R + t];
         }
-        const Real mu_delta = heads[(2 * S) * R + t] + cs0 + p.loss_head_b(m, 0);
-        const Real log_var = math::clamp(heads[(2 * S + 1) * R + t] + cs1 + p.loss_head_b(m, 1),
-                                         Real(-kLogVarLimit), Real(kLogVarLimit));
         const Real eps = Real(rng::normal(rng::key(seed, n0 + t, m, k, S)));
-        const Real delta = mu_delta + math::exp(Real(0.5) * log_var) * eps;
+        const Real delta = detail::loss_delta(p, m, heads[(2 * S) * R + t] + cs0,
+                                              heads[(2 * S + 1) * R + t] + cs1, eps);
         const detail::TileRow<Real> x{xh + t, R};
-        detail::advance_loss_features(state(t), delta, mode, x, norm_mean, norm_inv_std, clamp);
-        paths(n0 + t, m, k) = math::exp(state(t).log_loss);
-        hidden_norms(n0 + t, m, k - 1) = math::sqrt(heads[(Q - 1) * R + t]);
+        detail::advance_loss_features(state(t), delta, mode, x, in.norm_mean, in.norm_inv_std,
+                                      clamp);
+        out.loss_paths(n0 + t, m, k) = math::exp(state(t).log_loss);
+        out.hidden_norms(n0 + t, m, k - 1) = math::sqrt(heads[(Q - 1) * R + t]);
       });
       team.team_barrier();
     }
 
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](const int t) {
-      for (int j = 0; j < H; ++j) final_latents(n0 + t, m, j) = hcur[j * R + t];
+      for (int j = 0; j < H; ++j) out.final_latents(n0 + t, m, j) = hcur[j * R + t];
     });
   };
 

@@ -14,6 +14,7 @@
 #include "kernels/ensemble_rollout.hpp"
 #include "kernels/rich_features.hpp"
 #include "kernels/rollout_statistics.hpp"
+#include "test_rollout_support.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -227,13 +228,7 @@ void upload(const View& v, const std::vector<double>& values) {
   Kokkos::deep_copy(v, mirror);
 }
 
-template <class View>
-std::vector<double> download(const View& v) {
-  auto mirror = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
-  std::vector<double> out(mirror.span());
-  for (size_t i = 0; i < out.size(); ++i) out[i] = double(mirror.data()[i]);
-  return out;
-}
+using hpt::test::download;
 
 // Device copy of a host problem.
 template <class Real, class Mem>
