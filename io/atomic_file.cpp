@@ -76,6 +76,28 @@ void AtomicH5Writer::commit() {
   fsync_path(directory_of(path_), O_RDONLY | O_DIRECTORY);
 }
 
+void write_text_file_atomically(const std::string& path, const std::string& text) {
+  const std::string temp = path + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw InputError("cannot create '" + temp + "': " + std::strerror(errno));
+  const char* p = text.data();
+  std::size_t left = text.size();
+  int err = 0;
+  while (left > 0 && err == 0) {
+    const ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno != EINTR) err = errno;
+    if (n > 0) p += n, left -= std::size_t(n);
+  }
+  if (err == 0 && ::fsync(fd) != 0) err = errno;
+  if (::close(fd) != 0 && err == 0) err = errno;
+  if (err == 0 && std::rename(temp.c_str(), path.c_str()) != 0) err = errno;
+  if (err != 0) {
+    std::remove(temp.c_str());
+    throw InputError("cannot write '" + path + "': " + std::strerror(err));
+  }
+  fsync_path(directory_of(path), O_RDONLY | O_DIRECTORY);
+}
+
 std::vector<std::string> keep_newest_files(const std::string& path_prefix,
                                            const std::string& suffix, std::size_t keep) {
   const bool is_directory_prefix = !path_prefix.empty() && path_prefix.back() == '/';

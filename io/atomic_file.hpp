@@ -42,6 +42,10 @@ class AtomicH5Writer {
   bool committed_ = false;
 };
 
+// Writes `text` to "<path>.tmp.<pid>", fsyncs it and renames it over `path`; InputError naming the
+// file when any step fails (the temporary is then removed).
+void write_text_file_atomically(const std::string& path, const std::string& text);
+
 // Keeps the `keep` newest files whose names start with the file-name part of `path_prefix` and end
 // with `suffix`, in the directory part of `path_prefix` (e.g. "out/ckpt_", ".h5"), and deletes the
 // others. Newest = latest modification time, ties broken by the larger name. Temporaries of

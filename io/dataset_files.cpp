@@ -269,6 +269,23 @@ RawData read_xy_hdf5(const std::string& path) {
   return d;
 }
 
+DeclaredShape declared_x_shape(const std::string& path) {
+  DeclaredShape out;
+  if (!std::filesystem::is_regular_file(path)) return out;
+  hid_t fid = -1, xid = -1;
+  H5E_BEGIN_TRY {
+    if (H5Fis_hdf5(path.c_str()) > 0) fid = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (fid >= 0 && H5Lexists(fid, "/X", H5P_DEFAULT) > 0) xid = H5Dopen2(fid, "/X", H5P_DEFAULT);
+  }
+  H5E_END_TRY;
+  Hid file(fid, H5Fclose);
+  Hid x_set(xid, H5Dclose);
+  if (!x_set.ok()) return out;
+  const Shape xs = shape_of(x_set.get());
+  if (xs.rank == 2) out = {(long long)xs.dims[0], (long long)xs.dims[1]};
+  return out;
+}
+
 RawData read_dataset_file(const std::string& style, const std::string& path) {
   if (style == "digits") return read_digits_csv_gz(path);
   if (style == "hdf5") return read_xy_hdf5(path);

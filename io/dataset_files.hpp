@@ -18,6 +18,14 @@ RawData read_digits_csv_gz(const std::string& path);
 // targets. No NaN or Inf anywhere.
 RawData read_xy_hdf5(const std::string& path);
 
+// The rows and columns /X of an HDF5 data file declares (metadata only, nothing is read), so the
+// memory a run needs can be judged before the data are loaded; {0, 0} when the file or /X cannot
+// be opened (read_xy_hdf5 then gives the precise message).
+struct DeclaredShape {
+  long long rows = 0, columns = 0;
+};
+DeclaredShape declared_x_shape(const std::string& path);
+
 // The file loader that register_dataset_styles expects: "digits" -> read_digits_csv_gz, "hdf5" ->
 // read_xy_hdf5.
 RawData read_dataset_file(const std::string& style, const std::string& path);

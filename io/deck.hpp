@@ -8,7 +8,12 @@
 
 namespace hpt::io {
 
-// Reads `path` into a Config over `schema`, then applies `overrides` ("section.key=value").
+// Decks are small text files; a larger "deck" is almost surely the wrong file (e.g. /dev/zero).
+constexpr unsigned long kMaxDeckBytes = 1UL << 20;
+
+// Reads `path` (a readable regular file of at most kMaxDeckBytes) into a Config over `schema`,
+// then applies `overrides` ("section.key=value"). A leading UTF-8 byte-order mark is skipped; a NUL
+// byte anywhere is refused.
 Config read_deck(const OptionSchema& schema, const std::string& path,
                  const std::vector<std::string>& overrides);
 

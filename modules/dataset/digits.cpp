@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "core/error.hpp"
+#include "modules/dataset/data_file_path.hpp"
 
 namespace hpt {
 
@@ -20,10 +21,8 @@ std::string default_digits_path() {
 
 std::string resolve_digits_path(const std::string& configured) {
   if (!configured.empty()) {
-    if (!std::filesystem::is_regular_file(configured))
-      throw InputError("dataset.path = '" + configured +
-                       "': file not found; expected the digits data as a gzip CSV (64 pixel "
-                       "columns, then the label)");
+    require_data_file(configured,
+                      "the digits data as a gzip CSV (64 pixel columns, then the label)");
     return configured;
   }
   const std::string path = default_digits_path();

@@ -1,8 +1,7 @@
 #include "modules/dataset/hdf5_file.hpp"
 
-#include <filesystem>
-
 #include "core/error.hpp"
+#include "modules/dataset/data_file_path.hpp"
 
 namespace hpt {
 
@@ -11,9 +10,7 @@ std::string resolve_hdf5_path(const std::string& configured) {
     throw InputError(
         "dataset.path is empty; dataset.style = hdf5 needs the path of an HDF5 file "
         "with datasets /X (N x F) and /y (N labels or N x K targets)");
-  if (!std::filesystem::is_regular_file(configured))
-    throw InputError("dataset.path = '" + configured +
-                     "': file not found; expected an HDF5 file with datasets /X and /y");
+  require_data_file(configured, "an HDF5 file with datasets /X and /y");
   return configured;
 }
 

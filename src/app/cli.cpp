@@ -14,8 +14,36 @@ std::string usage_text() {
          "  --version            version, precision and Kokkos backend\n";
 }
 
+namespace {
+
+// Kokkos options whose value must be a whole number; Kokkos 3.4 would read "abc" as 0 silently.
+void check_kokkos_argument(const std::string& a) {
+  static const char* numeric[] = {
+      "--kokkos-num-threads", "--kokkos-threads",     "--kokkos-numa",     "--kokkos-device-id",
+      "--kokkos-device",      "--kokkos-num-devices", "--kokkos-ndevices", "--kokkos-skip-device"};
+  const auto eq = a.find('=');
+  const std::string flag = a.substr(0, eq);
+  for (const char* n : numeric) {
+    if (flag != n) continue;
+    const std::string v = eq == std::string::npos ? std::string() : a.substr(eq + 1);
+    const bool digits =
+        !v.empty() && v.size() <= 9 && v.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits)
+      throw InputError("command line: " + flag + " = '" + v + "'; expected a whole number, e.g. " +
+                       flag + "=2");
+  }
+}
+
+}  // namespace
+
 CommandLine parse_command_line(int argc, char** argv) {
   CommandLine cl;
+  auto set_deck = [&](const std::string& d) {
+    if (!cl.deck.empty())
+      throw InputError("command line: two input decks given ('" + cl.deck + "' and '" + d +
+                       "'); expected one -i DECK");
+    cl.deck = d;
+  };
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&](const std::string& flag) -> std::string {
@@ -27,17 +55,18 @@ CommandLine parse_command_line(int argc, char** argv) {
     } else if (a == "--version") {
       cl.version = true;
     } else if (a == "-i" || a == "--input") {
-      cl.deck = value(a);
+      set_deck(value(a));
     } else if (a.rfind("--input=", 0) == 0) {
-      cl.deck = a.substr(8);
+      set_deck(a.substr(8));
     } else if (a == "-s" || a == "--set") {
       cl.overrides.push_back(value(a));
     } else if (a.rfind("--set=", 0) == 0) {
       cl.overrides.push_back(a.substr(6));
     } else if (a.rfind("--kokkos-", 0) == 0) {
+      check_kokkos_argument(a);
       cl.kokkos_args.push_back(a);
-    } else if (cl.deck.empty() && !a.empty() && a[0] != '-') {
-      cl.deck = a;  // `hpt deck.ini` is accepted too
+    } else if (!a.empty() && a[0] != '-') {
+      set_deck(a);  // `hpt deck.ini` is accepted too
     } else {
       throw InputError("command line: unknown argument '" + a + "'\n" + usage_text());
     }

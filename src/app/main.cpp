@@ -7,7 +7,9 @@
 #include "app/cli.hpp"
 #include "app/mode_bench.hpp"
 #include "app/mode_rollout.hpp"
+#include "app/memory_budget.hpp"
 #include "app/mode_train.hpp"
+#include "app/output_location.hpp"
 #include "app/run_context.hpp"
 #include "app/schema.hpp"
 #include "core/error.hpp"
@@ -24,6 +26,14 @@ std::string kokkos_threads_flag(long n) {
 #else
   return "--kokkos-threads=" + std::to_string(n);
 #endif
+}
+
+int run_mode(const hpt::app::RunContext& ctx, const std::string& mode) {
+  std::cout << hpt::io::run_header(ctx.deck_path, ctx.resolved_ini) << std::flush;
+  if (mode == "rollout") return hpt::app::run_rollout_mode(ctx);
+  if (mode == "bench") return hpt::app::run_bench_mode(ctx);
+  if (mode == "train") return hpt::app::run_train_mode(ctx);
+  throw hpt::InternalError("run.mode '" + mode + "' has no driver");
 }
 
 int run(int argc, char** argv) {
@@ -46,16 +56,14 @@ int run(int argc, char** argv) {
   hpt::app::RunContext ctx{config, cl.deck, config.to_ini(), config.get_string("output.dir"),
                            config.get_string("output.name")};
   if (ctx.output_name.empty()) ctx.output_name = fs::path(cl.deck).stem().string();
-  std::error_code ec;
-  fs::create_directories(ctx.output_dir, ec);
-  if (ec)
-    throw hpt::InputError("output.dir = '" + ctx.output_dir +
-                          "' cannot be created: " + ec.message());
 
-  // Mode-specific input checks that need no device run here, before Kokkos starts.
+  // Every input and output location is checked before any work; nothing is created yet.
+  hpt::app::check_output_dir(ctx.output_dir, "output.dir");
   const std::string mode = config.get_string("run.mode");
   if (mode == "rollout") hpt::app::check_rollout_inputs(ctx);
   if (mode == "train") hpt::app::check_train_inputs(ctx);
+  if (mode == "bench") hpt::app::check_bench_inputs(ctx);
+  const hpt::app::MemoryNeed need = hpt::app::estimate_memory_need(config, mode);
 
   std::vector<std::string> kargs{argv[0]};
   if (config.get_int("run.threads") > 0)
@@ -65,12 +73,25 @@ int run(int argc, char** argv) {
   for (auto& a : kargs) kargv.push_back(a.data());
   int kargc = int(kargv.size());
   Kokkos::ScopeGuard kokkos(kargc, kargv.data());
+  hpt::app::check_memory_need(
+      need, hpt::app::available_memory_bytes(),
+      std::string(Kokkos::DefaultExecutionSpace::name()) + " execution space");
 
-  std::cout << hpt::io::run_header(cl.deck, ctx.resolved_ini) << std::flush;
-  if (mode == "rollout") return hpt::app::run_rollout_mode(ctx);
-  if (mode == "bench") return hpt::app::run_bench_mode(ctx);
-  if (mode == "train") return hpt::app::run_train_mode(ctx);
-  throw hpt::InternalError("run.mode '" + mode + "' has no driver");
+  hpt::app::OutputDir output_dir(ctx.output_dir);
+  output_dir.create();
+  for (const auto& t : hpt::app::remove_stale_temporaries(ctx.output_dir, ctx.output_name))
+    std::cout << "removed " << t << ", left by a process that no longer runs\n";
+  try {
+    return run_mode(ctx, mode);
+  } catch (const hpt::InputError&) {
+    output_dir.remove_if_empty();  // a refused run leaves no empty folder behind
+    throw;
+  } catch (const std::bad_alloc& e) {  // also Kokkos' allocation failures
+    output_dir.remove_if_empty();
+    throw hpt::InputError(std::string("out of memory (") + e.what() +
+                          "): the sizes in the deck need more memory than this machine gives; "
+                          "reduce them");
+  }
 }
 
 }  // namespace
@@ -80,6 +101,10 @@ int main(int argc, char** argv) {
     return run(argc, argv);
   } catch (const hpt::InputError& e) {
     std::cerr << "hpt: input error: " << e.what() << "\n";
+    return hpt::kExitInputError;
+  } catch (const std::bad_alloc& e) {
+    std::cerr << "hpt: input error: out of memory (" << e.what()
+              << "): the sizes in the deck need more memory than this machine gives; reduce them\n";
     return hpt::kExitInputError;
   } catch (const std::exception& e) {
     std::cerr << "hpt: internal error: " << e.what() << "\n";

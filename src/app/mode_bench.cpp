@@ -2,11 +2,12 @@
 
 #include <Kokkos_Core.hpp>
 #include <algorithm>
-#include <fstream>
+#include <sstream>
 #include <iostream>
 
 #include "app/bench_reference.hpp"
 #include "app/bench_sizes.hpp"
+#include "app/output_location.hpp"
 #include "core/registry.hpp"
 #include "core/version.hpp"
 #include "io/atomic_file.hpp"
@@ -35,6 +36,13 @@ void declare_bench_options(OptionSchema& s) {
              0);
   s.add_int("bench.copy_mb", 256, "size of the device copy that measures memory bandwidth (MiB)", 1,
             1 << 20);
+}
+
+void check_bench_inputs(const RunContext& ctx) {
+  for (const char* suffix : {".csv", ".h5"})
+    check_output_file(ctx.output_path(suffix), "output.name", ctx.output_dir);
+  parse_rollout_sizes(ctx.config.get_string("bench.sizes"), "bench.sizes");
+  parse_positive_list(ctx.config.get_string("bench.encoder_runs"), "bench.encoder_runs");
 }
 
 namespace {
@@ -194,7 +202,7 @@ int run_bench_mode(const RunContext& ctx) {
 
   const std::string csv_path = ctx.output_path(".csv");
   {
-    std::ofstream f(csv_path + ".tmp");
+    std::ostringstream f;
     f << "kernel,size,E,N,R,H,Y,median_s,min_s,us_per_step,ns_per_member_step,member_steps_per_s,"
          "gflops,peak_fraction,gbs,copy_gbs,bw_fraction,max_deviation,backend\n";
     for (const auto& r : rows)
@@ -203,8 +211,7 @@ int run_bench_mode(const RunContext& ctx) {
         << r.ns_per_member_step << "," << r.member_steps_per_s << "," << r.gflops << ","
         << r.peak_fraction << "," << r.gbs << "," << copy_gbs << "," << r.bw_fraction << ","
         << r.max_deviation << ",\"" << io::backend_description() << "\"\n";
-    f.close();
-    std::rename((csv_path + ".tmp").c_str(), csv_path.c_str());
+    io::write_text_file_atomically(csv_path, f.str());
   }
   {
     io::AtomicH5Writer writer(ctx.output_path(".h5"));

@@ -5,6 +5,8 @@
 namespace hpt::app {
 
 void declare_bench_options(OptionSchema& schema);
+// Output locations, before any work.
+void check_bench_inputs(const RunContext& ctx);
 int run_bench_mode(const RunContext& ctx);
 
 }  // namespace hpt::app

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "app/model_file.hpp"
+#include "app/output_location.hpp"
 #include "app/synthetic_history.hpp"
 #include "core/registry.hpp"
 #include "io/atomic_file.hpp"
@@ -33,6 +34,9 @@ void declare_rollout_options(OptionSchema& s) {
 void check_rollout_inputs(const RunContext& ctx) {
   const std::string model = ctx.config.get_string("rollout.model");
   if (!model.empty()) check_model_file(model, "rollout.model", ctx.config);
+  check_output_file(ctx.output_path(".h5"), "output.name", ctx.output_dir);
+  const std::string save = ctx.config.get_string("rollout.save_model");
+  if (!save.empty()) check_output_file(save, "rollout.save_model", ctx.output_dir);
 }
 
 int run_rollout_mode(const RunContext& ctx) {

@@ -6,6 +6,7 @@
 #include "io/console.hpp"
 #include "io/dataset_files.hpp"
 #include "io/hdf5_format.hpp"
+#include "app/output_location.hpp"
 #include "modules/dataset/register.hpp"
 #include "modules/encoder/register.hpp"
 #include "modules/model/register.hpp"
@@ -34,25 +35,40 @@ std::string output_prefix(const RunContext& ctx) {
   return ctx.output_dir + "/" + ctx.output_name;
 }
 
-// The checkpoint to restart from, or "" for a fresh start.
-std::string resolve_restart(const RunContext& ctx) {
+// The checkpoints a restart may use, in the order to try them: none for a fresh start, the given
+// file, or with `auto` every checkpoint of the run, newest first.
+std::vector<std::string> restart_candidates(const RunContext& ctx) {
   const std::string r = ctx.config.get_string("run.restart");
-  if (r == "auto") return train::latest_checkpoint(output_prefix(ctx));
-  return r;
+  if (r.empty()) return {};
+  if (r == "auto") return train::checkpoints_newest_first(output_prefix(ctx));
+  return {r};
+}
+
+void warn_damaged(const std::string& why) {
+  std::cerr << "hpt: warning: " << why << "; falling back to the next older checkpoint\n";
 }
 
 }  // namespace
 
 void check_train_inputs(const RunContext& ctx) {
   dataset_file_path(ctx.config);  // throws InputError naming dataset.path when missing
-  const std::string restart = resolve_restart(ctx);
-  if (!restart.empty()) {
+  check_output_file(ctx.output_path("_trace.h5"), "output.name", ctx.output_dir);
+  const bool automatic = ctx.config.get_string("run.restart") == "auto";
+  std::string reasons;
+  for (const std::string& ck : restart_candidates(ctx)) {
     try {
-      io::open_hpt_file(restart, io::HptFileKind::Checkpoint);
+      io::open_hpt_file(ck, io::HptFileKind::Checkpoint);
+      return;
     } catch (const InputError& e) {
-      throw InputError("run.restart = '" + ctx.config.get_string("run.restart") + "': " + e.what());
+      if (!automatic)
+        throw InputError("run.restart = '" + ctx.config.get_string("run.restart") +
+                         "': " + e.what());
+      reasons += std::string("\n  ") + e.what();
     }
   }
+  if (!reasons.empty())
+    throw InputError("run.restart = auto: no checkpoint of " + output_prefix(ctx) +
+                     " can be read:" + reasons);
 }
 
 int run_train_mode(const RunContext& ctx) {
@@ -87,15 +103,24 @@ int run_train_mode(const RunContext& ctx) {
   const std::int64_t steps = c.get_int("train.steps");
   const LrSchedule schedule = make_lr_schedule(c, c.get_real("optimizer.lr"), long(steps));
 
-  train::TrainState state{*model, *optimizer, *dataset, history};
+  train::TrainState state{*model, *optimizer, *dataset, history, train::dataset_identity(*dataset)};
   std::int64_t start = 0;
-  const std::string restart = resolve_restart(ctx);
-  if (!restart.empty()) {
-    start = train::load_checkpoint(restart, state);
-    std::cout << "restarting from " << restart << " at step " << start << "\n";
-  } else if (c.get_string("run.restart") == "auto") {
-    std::cout << "run.restart = auto: no checkpoint of this run yet, starting at step 0\n";
+  std::string restart;
+  const auto candidates = restart_candidates(ctx);
+  for (const std::string& ck : candidates) {
+    try {
+      start = train::load_checkpoint(ck, state);
+      restart = ck;
+      break;
+    } catch (const train::DamagedCheckpoint& e) {
+      if (c.get_string("run.restart") != "auto" || ck == candidates.back()) throw;
+      warn_damaged(e.what());
+    }
   }
+  if (!restart.empty())
+    std::cout << "restarting from " << restart << " at step " << start << "\n";
+  else if (c.get_string("run.restart") == "auto")
+    std::cout << "run.restart = auto: no checkpoint of this run yet, starting at step 0\n";
   std::cout << "dataset   " << dataset->summary() << "\n"
             << "model     " << model->summary() << "\n"
             << "optimizer " << optimizer->summary() << ", " << schedule.summary() << "\n";
@@ -112,7 +137,7 @@ int run_train_mode(const RunContext& ctx) {
   train::TraceFile trace(ctx.output_path("_trace.h5"), ctx.resolved_ini,
                          restart.empty() ? -1 : start);
   train::Trainer trainer(state, schedule, ts);
-  const train::TrainSummary s = trainer.run(start, trace);
+  const train::TrainSummary s = trainer.run(start, trace, restart);
 
   const double done = double(s.last_step - s.first_step);
   io::TextTable table({"quantity", "value"});

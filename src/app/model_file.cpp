@@ -1,5 +1,10 @@
 #include "app/model_file.hpp"
 
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include "core/checksum.hpp"
 #include "io/atomic_file.hpp"
 #include "io/hdf5_format.hpp"
 #include "io/hdf5_view.hpp"
@@ -7,9 +12,22 @@
 namespace hpt::app {
 
 namespace {
+
 const char* reset_name(GruReset r) {
   return r == GruReset::After ? "after" : "before";
 }
+
+// The model file's checksum: FNV-1a over every tensor's values as double, tensors in name order,
+// so it does not depend on the precision of the build that wrote the file.
+std::uint64_t tensors_checksum(const std::map<std::string, std::vector<double>>& tensors) {
+  std::uint64_t h = kChecksumStart;
+  for (const auto& [name, values] : tensors) {
+    h = fnv1a(h, name.data(), name.size());
+    h = fnv1a(h, values.data(), values.size() * sizeof(double));
+  }
+  return h;
+}
+
 }  // namespace
 
 void save_model_file(const Dynamics& dynamics, const std::string& path, const std::string& deck) {
@@ -23,11 +41,14 @@ void save_model_file(const Dynamics& dynamics, const std::string& path, const st
   group.write_int_attribute("stochastic", dynamics.stochastic());
   group.write_int_attribute("input", dynamics.input());
   group.write_string_attribute("gru_reset", reset_name(dynamics.gru_reset()));
+  std::map<std::string, std::vector<double>> tensors;
   dynamics.for_each_parameter([&](const std::string& name, const ParameterSpan& data,
                                   const std::vector<std::size_t>& shape) {
     auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), data);
     group.write_dataset(name, io::h5_element_of<real>, host.data(), shape);
+    tensors[name].assign(host.data(), host.data() + host.span());
   });
+  group.write_int_attribute("checksum", std::int64_t(tensors_checksum(tensors)));
   writer.commit();
 }
 
@@ -54,6 +75,31 @@ void check_model_file(const std::string& path, const std::string& key, const Con
   if (reset != config.get_string("gru.reset"))
     throw InputError(key + " = '" + path + "' holds a model with gru.reset = " + reset +
                      " but the deck has gru.reset = " + config.get_string("gru.reset"));
+
+  // Every tensor finite, and the contents those the file was written with.
+  std::map<std::string, std::vector<double>> tensors;
+  for (const std::string& name : group.list_datasets()) {
+    const io::H5Dataset d = group.open_dataset(name);
+    const std::vector<std::size_t> shape = d.shape();
+    std::size_t n = 1;
+    for (std::size_t e : shape) n *= e;
+    std::vector<double>& v = tensors[name];
+    v.resize(n);
+    d.read(io::H5Element::Float64, v.data(), shape);
+    for (std::size_t i = 0; i < n; ++i)
+      if (!std::isfinite(v[i]))
+        throw InputError(key + " = '" + path + "': tensor /dynamics/" + name + " element " +
+                         std::to_string(i) + " is " + (std::isnan(v[i]) ? "NaN" : "infinite") +
+                         "; expected finite parameters");
+  }
+  if (!group.has_attribute("checksum"))
+    throw InputError(key + " = '" + path +
+                     "' has no checksum (written before model files had one); expected a model "
+                     "file written by this hpt (write it again with rollout.save_model)");
+  if (std::uint64_t(group.read_int_attribute("checksum")) != tensors_checksum(tensors))
+    throw InputError(key + " = '" + path +
+                     "': its checksum does not match its contents (the file is damaged or was "
+                     "edited)");
 }
 
 void load_model_file(Dynamics& dynamics, const std::string& path) {

@@ -1,8 +1,10 @@
 #include "train/checkpoint.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
+#include "core/checksum.hpp"
 #include "io/atomic_file.hpp"
 #include "io/hdf5_format.hpp"
 #include "io/hdf5_view.hpp"
@@ -13,18 +15,15 @@ namespace hpt::train {
 
 namespace {
 
-// FNV-1a over the bytes of a View's host copy.
+// The checksum continued over the bytes of a View's host copy.
 template <class ViewType>
 std::uint64_t fnv1a(std::uint64_t h, const ViewType& v) {
   auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
-  const auto* p = reinterpret_cast<const unsigned char*>(host.data());
-  const std::size_t n = host.span() * sizeof(typename ViewType::value_type);
-  for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ULL;
-  return h;
+  return hpt::fnv1a(h, host.data(), host.span() * sizeof(typename ViewType::value_type));
 }
 
 std::uint64_t state_checksum(const TrainState& s) {
-  std::uint64_t h = 14695981039346656037ULL;
+  std::uint64_t h = kChecksumStart;
   h = fnv1a(h, s.model.parameters().values());
   for (const auto& b : s.optimizer.state_views()) h = fnv1a(h, b.view);
   h = fnv1a(h, s.history.loss);
@@ -48,26 +47,49 @@ std::string checkpoint_path(const std::string& prefix, std::int64_t step) {
   return prefix + "_ckpt_" + buf + ".h5";
 }
 
-std::string latest_checkpoint(const std::string& prefix) {
+std::vector<std::string> checkpoints_newest_first(const std::string& prefix) {
   // Newest = latest modification time (ties: larger step), the rule keep_newest_files keeps by, so
   // a run restarted from an older checkpoint continues from its own newest one.
   const fs::path p(prefix);
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
   const std::string stem = p.filename().string() + "_ckpt_";
-  std::string best;
-  fs::file_time_type best_time{};
+  std::vector<std::pair<fs::file_time_type, std::string>> found;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
     if (name.rfind(stem, 0) != 0 || name.size() < 3 || name.substr(name.size() - 3) != ".h5" ||
         name.find(".tmp.") != std::string::npos)
       continue;
-    const auto t = fs::last_write_time(e.path(), ec);
-    if (best.empty() || t > best_time ||
-        (t == best_time && name > fs::path(best).filename().string()))
-      best = e.path().string(), best_time = t;
+    std::error_code tec;
+    const auto t = fs::last_write_time(e.path(), tec);
+    if (!tec) found.emplace_back(t, e.path().string());
   }
-  return best;
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first
+                              : fs::path(a.second).filename() > fs::path(b.second).filename();
+  });
+  std::vector<std::string> out;
+  for (auto& f : found) out.push_back(std::move(f.second));
+  return out;
+}
+
+std::string latest_checkpoint(const std::string& prefix) {
+  const auto all = checkpoints_newest_first(prefix);
+  return all.empty() ? std::string() : all.front();
+}
+
+std::string dataset_identity(const Dataset& d) {
+  std::uint64_t h = kChecksumStart;
+  h = fnv1a(h, d.x_train());
+  h = fnv1a(h, d.x_val());
+  h = fnv1a(h, d.labels_train());
+  h = fnv1a(h, d.labels_val());
+  h = fnv1a(h, d.targets_train());
+  h = fnv1a(h, d.targets_val());
+  char hex[24];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return d.style() + ", " + std::to_string(d.size()) + " rows x " + std::to_string(d.features()) +
+         " features, " + std::to_string(d.outputs()) + " outputs, rows fingerprint " + hex;
 }
 
 void save_checkpoint(const std::string& path, const std::string& deck, std::int64_t step,
@@ -80,6 +102,7 @@ void save_checkpoint(const std::string& path, const std::string& deck, std::int6
   root.write_string_attribute("model_summary", s.model.summary());
   root.write_string_attribute("tensor_layout", tensor_layout(s.model));
   root.write_string_attribute("optimizer", s.optimizer.summary());
+  root.write_string_attribute("dataset_identity", s.dataset_identity);
   root.write_int_attribute("checksum", std::int64_t(state_checksum(s)));
   io::H5Group model = root.create_group("model");
   io::write_view(model, "parameters", s.model.parameters().values());
@@ -99,11 +122,26 @@ void save_checkpoint(const std::string& path, const std::string& deck, std::int6
 }
 
 std::int64_t load_checkpoint(const std::string& path, const TrainState& s) {
-  const io::H5File f = io::open_hpt_file(path, io::HptFileKind::Checkpoint);
+  const io::H5File f = [&] {
+    try {
+      return io::open_hpt_file(path, io::HptFileKind::Checkpoint);
+    } catch (const InputError& e) {
+      throw DamagedCheckpoint(e.what());
+    }
+  }();
   const io::H5Group root = f.root();
   auto refuse = [&](const std::string& why) {
     return InputError("checkpoint '" + path + "' cannot be used: " + why);
   };
+  auto damaged = [&](const std::string& why) {
+    return DamagedCheckpoint("checkpoint '" + path + "' cannot be used: " + why);
+  };
+  if (root.has_attribute("dataset_identity")) {
+    const std::string stored = root.read_string_attribute("dataset_identity");
+    if (stored != s.dataset_identity)
+      throw refuse("it was written for the data set '" + stored + "' but the deck builds '" +
+                   s.dataset_identity + "'");
+  }
   const std::string layout = root.read_string_attribute("tensor_layout");
   if (layout != tensor_layout(s.model))
     throw refuse("it holds the model '" + root.read_string_attribute("model_summary") +
@@ -128,7 +166,7 @@ std::int64_t load_checkpoint(const std::string& path, const TrainState& s) {
     throw refuse(std::string(e.what()) + " (the deck's encoder history sizes must match the run)");
   }
   if (std::uint64_t(root.read_int_attribute("checksum")) != state_checksum(s))
-    throw refuse("its checksum does not match its contents (the file is damaged)");
+    throw damaged("its checksum does not match its contents (the file is damaged)");
   const io::H5Group data = root.open_group("dataset");
   s.dataset.set_cursor({data.read_int_attribute("epoch"), data.read_int_attribute("position")});
   return root.read_int_attribute("step");

@@ -5,7 +5,9 @@
 // renamed into place.
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "core/error.hpp"
 #include "kernels/telemetry_history.hpp"
 #include "modules/dataset/dataset.hpp"
 #include "modules/model/model.hpp"
@@ -19,20 +21,34 @@ struct TrainState {
   Optimizer& optimizer;
   Dataset& dataset;
   TelemetryHistory<real>& history;
+  std::string dataset_identity;  // dataset_identity(dataset), computed once
 };
+
+// A checkpoint that cannot be used because its file is damaged (unreadable, or the checksum fails),
+// as opposed to one that belongs to another run: restart = auto falls back past it.
+class DamagedCheckpoint : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+// The style, sizes and a fingerprint of the rows of `dataset`: a checkpoint resumes only on the
+// data it was written for.
+std::string dataset_identity(const Dataset& dataset);
 
 // Writes the checkpoint of `state` after `step` completed steps to `path` (atomic).
 void save_checkpoint(const std::string& path, const std::string& deck, std::int64_t step,
                      const TrainState& state);
 
-// Restores `state` from `path` and returns its step. InputError naming the file when it is not a
-// checkpoint, has another format version, does not match the deck's model/optimizer/history shapes,
-// or fails its checksum.
+// Restores `state` from `path` and returns its step. InputError naming the file when it has another
+// format version or does not match the deck's data set, model, optimizer or history shapes;
+// DamagedCheckpoint when it cannot be read or fails its checksum.
 std::int64_t load_checkpoint(const std::string& path, const TrainState& state);
 
 // Checkpoint file name of `step` for the run with output prefix `prefix` ("out/digits").
 std::string checkpoint_path(const std::string& prefix, std::int64_t step);
-// The newest checkpoint of the run (highest step), or "" when there is none.
+// The checkpoints of the run, newest first (latest modification time, ties: higher step).
+std::vector<std::string> checkpoints_newest_first(const std::string& prefix);
+// The newest checkpoint of the run, or "" when there is none.
 std::string latest_checkpoint(const std::string& prefix);
 
 }  // namespace hpt::train

@@ -70,6 +70,15 @@ TraceFile::TraceFile(std::string path, std::string deck, std::int64_t resume_ste
     while (keep < s.size() && s[keep] <= resume_step) ++keep;
     steps.truncate(keep);
     steps.flush();
+    // Events past the checkpoint happened in the part of the run that is done again.
+    io::H5Table events = io::H5Table::open(f.root(), "events");
+    std::vector<std::int64_t> e(events.rows());
+    if (!e.empty())
+      f.root().read_dataset("events/step", io::H5Element::Int64, e.data(), {e.size()});
+    std::size_t keep_events = 0;
+    while (keep_events < e.size() && e[keep_events] <= resume_step) ++keep_events;
+    events.truncate(keep_events);
+    events.flush();
   });
 }
 

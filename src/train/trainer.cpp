@@ -6,6 +6,7 @@
 #include <iostream>
 #include <limits>
 
+#include "core/crash_point.hpp"
 #include "io/atomic_file.hpp"
 #include "train/stop_signal.hpp"
 
@@ -71,18 +72,30 @@ Evaluation Trainer::evaluate_validation() {
 }
 
 std::string Trainer::write_checkpoint(std::int64_t step, TraceFile& trace) {
-  const std::string path = checkpoint_path(settings_.output_prefix, step);
-  save_checkpoint(path, settings_.deck, step, state_);
+  // The trace rows up to `step` reach the disk before the checkpoint of `step` becomes visible: a
+  // crash in between leaves rows past the newest checkpoint, which a restart drops, never a gap.
   trace.event(step, TraceEvent::Checkpoint);
   trace.flush();
+  crash_point("trace_flushed", step);
+  const std::string path = checkpoint_path(settings_.output_prefix, step);
+  save_checkpoint(path, settings_.deck, step, state_);
+  crash_point("checkpoint_written", step);
   io::keep_newest_files(settings_.output_prefix + "_ckpt_", ".h5",
                         std::size_t(std::max(1, settings_.keep_checkpoints)));
   return path;
 }
 
-TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace) {
+TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace,
+                          const std::string& restarted_from) {
   install_stop_handlers();
   TrainSummary sum;
+  sum.last_checkpoint = restarted_from;
+  // What a stop at a non-finite value leaves to continue from.
+  auto kept = [&sum]() {
+    return sum.last_checkpoint.empty()
+               ? std::string("no checkpoint was written before it")
+               : "the last good checkpoint " + sum.last_checkpoint + " is kept";
+  };
   sum.first_step = sum.last_step = start_step;
   sum.best_val_accuracy = kNaN;
   trace.event(start_step, start_step > 0 ? TraceEvent::Restart : TraceEvent::Start);
@@ -102,7 +115,7 @@ TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace) {
     if (!std::isfinite(lv.loss)) {
       Kokkos::Profiling::popRegion();
       std::cerr << "hpt: training stopped: the loss is not finite at step " << step
-                << " (loss = " << lv.loss << "); the last good checkpoint is kept\n";
+                << " (loss = " << lv.loss << "); " << kept() << "\n";
       sum.non_finite = true;
       trace.event(step, TraceEvent::NonFiniteStop, lv.loss);
       break;
@@ -113,8 +126,7 @@ TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace) {
     if (!t.applied) {
       Kokkos::Profiling::popRegion();
       std::cerr << "hpt: training stopped: the gradient norm is not finite at step " << step
-                << " (norm = " << t.grad_norm << "); no update was applied, the last good "
-                << "checkpoint is kept\n";
+                << " (norm = " << t.grad_norm << "); no update was applied; " << kept() << "\n";
       sum.non_finite = true;
       trace.event(step, TraceEvent::NonFiniteStop, t.grad_norm);
       break;

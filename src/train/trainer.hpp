@@ -38,8 +38,9 @@ struct Evaluation {
 class Trainer {
  public:
   Trainer(const TrainState& state, const LrSchedule& schedule, const TrainerSettings& settings);
-  // Trains from `start_step` completed steps to settings.steps.
-  TrainSummary run(std::int64_t start_step, TraceFile& trace);
+  // Trains from `start_step` completed steps to settings.steps; `restarted_from` is the checkpoint
+  // the state was loaded from ("" for a fresh start).
+  TrainSummary run(std::int64_t start_step, TraceFile& trace, const std::string& restarted_from);
   Evaluation evaluate_validation();
 
  private:

@@ -1,0 +1,192 @@
+#include "app/memory_budget.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <type_traits>
+
+#include "app/bench_sizes.hpp"
+#include "core/error.hpp"
+#include "core/types.hpp"
+#include "io/dataset_files.hpp"
+#include "modules/dataset/synthetic.hpp"
+#include "modules/model/mlp.hpp"
+
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime.h>
+#endif
+
+namespace hpt::app {
+
+namespace {
+
+constexpr double kReal = sizeof(real);
+constexpr int kValidationRows = 1024;  // the trainer's validation chunk
+
+std::string gib(double bytes) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.3g GiB (%.0f bytes)", bytes / (1024.0 * 1024 * 1024), bytes);
+  return buf;
+}
+
+// Parameters, GRU and heads of E members (see modules/dynamics/rssm): the leading terms.
+double dynamics_bytes(double E, double H, double I, double S) {
+  return E * (3 * H * (I + H) + 6 * H + 2 * S * H + 2 * S + 2 * (H + S) + 2) * kReal;
+}
+
+// Loss paths, final latents and hidden norms of a rollout (RolloutOutputs).
+double rollout_bytes(double N, double E, double H, double Y) {
+  return N * E * ((Y + 1) + H + Y) * kReal;
+}
+
+double history_bytes(const Config& c, double runs) {
+  const double loss = double(c.get_int("encoder.loss_history"));
+  const double other = double(c.get_int("encoder.grad_history"));
+  return runs * (loss + 16 * other + 64) * kReal + runs * 2 * kFeatures * kReal;
+}
+
+MemoryNeed train_need(const Config& c) {
+  MemoryNeed need;
+  const std::string style = c.get_string("dataset.style");
+  double rows = 0, features = 0, outputs = 1;
+  std::string data_key;
+  if (style == "xor" || style == "spirals") {
+    rows = double(c.get_int("dataset.samples")), features = 2;
+    data_key = "dataset.samples = " + std::to_string(c.get_int("dataset.samples"));
+  } else if (style == "teacher") {
+    const auto w = parse_teacher_layers(c.get_string("dataset.teacher_layers"));
+    rows = double(c.get_int("dataset.samples"));
+    features = w.front(), outputs = w.back();
+    double teacher = 0;
+    for (std::size_t i = 0; i + 1 < w.size(); ++i) teacher += double(w[i]) * w[i + 1];
+    need.bytes += teacher * 8 + rows * outputs * 8;
+    data_key = "dataset.samples = " + std::to_string(c.get_int("dataset.samples")) +
+               ", dataset.teacher_layers = " + c.get_string("dataset.teacher_layers");
+  } else if (style == "digits") {
+    rows = 1797, features = 64;
+  } else if (style == "hdf5") {
+    const io::DeclaredShape s = io::declared_x_shape(c.get_string("dataset.path"));
+    rows = double(s.rows), features = double(s.columns);
+    data_key = "dataset.path = '" + c.get_string("dataset.path") + "' (/X declares " +
+               std::to_string(s.rows) + " x " + std::to_string(s.columns) + ")";
+  }
+  // Rows are read in double on the host, then copied to the device in `real`.
+  need.bytes += rows * (features + outputs) * (8 + kReal);
+
+  const auto widths = parse_layer_sizes(c.get_string("model.layers"), "model.layers");
+  double params = 0, width_sum = 0;
+  for (std::size_t i = 0; i + 1 < widths.size(); ++i)
+    params += double(widths[i]) * widths[i + 1] + widths[i + 1];
+  for (int w : widths) width_sum += w;
+  // Values, gradients and up to three optimizer buffers (moments, previous update).
+  need.bytes += 5 * params * kReal;
+  const double batch =
+      double(std::max<std::int64_t>(c.get_int("train.batch_size"), kValidationRows));
+  need.bytes += 3 * batch * width_sum * kReal;  // activations, their gradients, pre-activations
+  need.bytes += history_bytes(c, 1);
+  need.keys = "model.layers = " + c.get_string("model.layers") +
+              ", train.batch_size = " + std::to_string(c.get_int("train.batch_size")) +
+              (data_key.empty() ? "" : ", " + data_key);
+  return need;
+}
+
+MemoryNeed rollout_need(const Config& c) {
+  const double E = double(c.get_int("dynamics.members")), H = double(c.get_int("dynamics.hidden"));
+  const double S = double(c.get_int("dynamics.stochastic"));
+  const double N = double(c.get_int("rollout.scenarios")), Y = double(c.get_int("rollout.horizon"));
+  MemoryNeed need;
+  need.bytes = dynamics_bytes(E, H, kFeatures, S) + rollout_bytes(N, E, H, Y) + history_bytes(c, 1);
+  need.keys = "rollout.scenarios = " + std::to_string(c.get_int("rollout.scenarios")) +
+              ", dynamics.members = " + std::to_string(c.get_int("dynamics.members")) +
+              ", rollout.horizon = " + std::to_string(c.get_int("rollout.horizon")) +
+              ", dynamics.hidden = " + std::to_string(c.get_int("dynamics.hidden"));
+  return need;
+}
+
+MemoryNeed bench_need(const Config& c) {
+  MemoryNeed need;
+  double largest_rollout = 0;
+  for (const RolloutSize& s : parse_rollout_sizes(c.get_string("bench.sizes"), "bench.sizes"))
+    largest_rollout =
+        std::max(largest_rollout, dynamics_bytes(s.members, s.hidden, s.input, s.stochastic) +
+                                      rollout_bytes(s.scenarios, s.members, s.hidden, s.horizon));
+  double largest_encode = 0;
+  const double history = double(c.get_int("bench.encoder_history"));
+  for (long r : parse_positive_list(c.get_string("bench.encoder_runs"), "bench.encoder_runs"))
+    largest_encode = std::max(largest_encode, double(r) * (17 * history + 2 * kFeatures) * kReal);
+  const double copy = 2.0 * double(c.get_int("bench.copy_mb")) * 1024 * 1024;
+  need.bytes = largest_rollout + largest_encode + copy;
+  need.keys = "bench.sizes = " + c.get_string("bench.sizes") +
+              ", bench.encoder_runs = " + c.get_string("bench.encoder_runs") +
+              ", bench.encoder_history = " + std::to_string(c.get_int("bench.encoder_history")) +
+              ", bench.copy_mb = " + std::to_string(c.get_int("bench.copy_mb"));
+  return need;
+}
+
+// The cgroup (v2, then v1) memory limit of this process minus what it already uses; 0 if none.
+double cgroup_headroom() {
+  auto read_number = [](const char* path) -> double {
+    std::ifstream f(path);
+    std::string v;
+    if (!(f >> v) || v == "max") return 0;
+    try {
+      return std::stod(v);
+    } catch (...) {
+      return 0;
+    }
+  };
+  double limit = read_number("/sys/fs/cgroup/memory.max");
+  double used = read_number("/sys/fs/cgroup/memory.current");
+  if (limit <= 0) {
+    limit = read_number("/sys/fs/cgroup/memory/memory.limit_in_bytes");
+    used = read_number("/sys/fs/cgroup/memory/memory.usage_in_bytes");
+  }
+  if (limit <= 0 || limit > 1e18) return 0;  // v1 reports "no limit" as a huge number
+  return std::max(0.0, limit - used);
+}
+
+double host_available_bytes() {
+  std::ifstream f("/proc/meminfo");
+  std::string line;
+  double available = 0;
+  while (std::getline(f, line)) {
+    std::istringstream in(line);
+    std::string key;
+    double kib = 0;
+    if (in >> key >> kib && key == "MemAvailable:") available = kib * 1024;
+  }
+  const double cgroup = cgroup_headroom();
+  if (cgroup > 0 && (available <= 0 || cgroup < available)) available = cgroup;
+  return available;
+}
+
+}  // namespace
+
+MemoryNeed estimate_memory_need(const Config& config, const std::string& mode) {
+  if (mode == "train") return train_need(config);
+  if (mode == "rollout") return rollout_need(config);
+  if (mode == "bench") return bench_need(config);
+  return {};
+}
+
+double available_memory_bytes() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) return 0;
+    return double(free_bytes);
+  }
+#endif
+  return host_available_bytes();
+}
+
+void check_memory_need(const MemoryNeed& need, double available, const std::string& where) {
+  if (available <= 0 || need.bytes <= 0.9 * available) return;
+  throw InputError("the run needs about " + gib(need.bytes) + " of memory (" + need.keys +
+                   ") but the " + where + " has " + gib(available) +
+                   " available; expected sizes that fit (reduce them or use a larger machine)");
+}
+
+}  // namespace hpt::app

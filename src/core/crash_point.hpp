@@ -1,0 +1,18 @@
+#pragma once
+// Fault injection for the crash tests: with HPT_CRASH_AT=<name>:<step> in the environment the
+// process kills itself (SIGKILL, nothing flushed) when it reaches crash point <name> at <step>, so
+// a test can stop a run at an exact instant between two file updates. Unset, it costs one getenv.
+#include <csignal>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+namespace hpt {
+
+inline void crash_point(const char* name, std::int64_t step) {
+  static const char* const wanted = std::getenv("HPT_CRASH_AT");
+  if (wanted && std::string(wanted) == std::string(name) + ":" + std::to_string(step))
+    std::raise(SIGKILL);
+}
+
+}  // namespace hpt
