@@ -84,6 +84,9 @@ Dataset::Dataset(std::string style, RawData raw, const DatasetOptions& options)
       outputs_(raw.outputs),
       options_(options) {
   check_raw(raw);
+  if (task_ == Task::Classification)
+    largest_label_row_ =
+        std::max_element(raw.labels.begin(), raw.labels.end()) - raw.labels.begin();
   HPT_REQUIRE(options.val_fraction >= 0.0 && options.val_fraction < 1.0,
               "dataset.val_fraction must be in [0, 1)");
 

@@ -50,6 +50,9 @@ class Dataset {
   Task task() const { return task_; }
   int features() const { return features_; }
   int outputs() const { return outputs_; }  // classes, or target columns for regression
+  // Classification: the first row (0-based, in the file's order) holding the largest label, which
+  // sets outputs() = largest label + 1; -1 for regression.
+  std::int64_t largest_label_row() const { return largest_label_row_; }
   std::int64_t size() const { return train_size() + val_size(); }
   std::int64_t train_size() const { return std::int64_t(train_rows_.size()); }
   std::int64_t val_size() const { return std::int64_t(val_rows_.size()); }
@@ -90,6 +93,7 @@ class Dataset {
   std::string style_, source_;
   Task task_;
   int features_ = 0, outputs_ = 0;
+  std::int64_t largest_label_row_ = -1;
   DatasetOptions options_;
   std::vector<std::int64_t> train_rows_, val_rows_;
   std::vector<double> mean_, std_;

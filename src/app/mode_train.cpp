@@ -84,13 +84,21 @@ int run_train_mode(const RunContext& ctx) {
 
   auto dataset = datasets.create(c.get_string("dataset.style"), c);
   auto model = models.create(c.get_string("model.style"), c);
-  if (model->input_size() != dataset->features() || model->output_size() != dataset->outputs())
+  if (model->input_size() != dataset->features() || model->output_size() != dataset->outputs()) {
+    // Classes come from the largest label: name the row that holds it, the usual culprit.
+    const std::string classes_origin =
+        dataset->largest_label_row() < 0
+            ? std::string()
+            : " (classes = largest label + 1; the largest label, " +
+                  std::to_string(dataset->outputs() - 1) + ", is in row " +
+                  std::to_string(dataset->largest_label_row()) + " of " + dataset->source() + ")";
     throw InputError("model.layers = '" + c.get_string("model.layers") + "' maps " +
                      std::to_string(model->input_size()) + " inputs to " +
                      std::to_string(model->output_size()) + " outputs, but dataset '" +
                      dataset->style() + "' has " + std::to_string(dataset->features()) +
-                     " features and " + std::to_string(dataset->outputs()) +
-                     " outputs (set the first and last layer sizes to these)");
+                     " features and " + std::to_string(dataset->outputs()) + " outputs" +
+                     classes_origin + "; set the first and last layer sizes to these");
+  }
   if (dataset->train_size() < 1)
     throw InputError(
         "dataset.val_fraction = " + std::to_string(c.get_real("dataset.val_fraction")) +

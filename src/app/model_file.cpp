@@ -84,8 +84,14 @@ void check_model_file(const std::string& path, const std::string& key, const Con
     std::size_t n = 1;
     for (std::size_t e : shape) n *= e;
     std::vector<double>& v = tensors[name];
-    v.resize(n);
-    d.read(io::H5Element::Float64, v.data(), shape);
+    if (d.element_description() == "float32") {  // written by a single-precision build
+      std::vector<float> f(n);
+      d.read(io::H5Element::Float32, f.data(), shape);
+      v.assign(f.begin(), f.end());
+    } else {
+      v.resize(n);
+      d.read(io::H5Element::Float64, v.data(), shape);
+    }
     for (std::size_t i = 0; i < n; ++i)
       if (!std::isfinite(v[i]))
         throw InputError(key + " = '" + path + "': tensor /dynamics/" + name + " element " +
