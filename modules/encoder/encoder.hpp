@@ -32,6 +32,9 @@ class Encoder {
   // The normaliser, or nullptr for a style without one (`original`). Its statistics belong in
   // checkpoints; center/inv_std row r are what the rollout re-normalises run r's features with.
   virtual Normalizer* normalizer() { return nullptr; }
+  // Allocates per-run state (normaliser statistics, scratch) for `runs` runs, fresh; encode() does
+  // it when the number of runs changes, so call it before loading saved statistics.
+  virtual void prepare(int /*runs*/) {}
   virtual const Normalizer* normalizer() const { return nullptr; }
   // Row `run` of the normaliser's mean and inverse std (empty Views without a normaliser).
   View1<real> normalizer_mean(int run) const;

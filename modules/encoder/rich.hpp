@@ -22,7 +22,7 @@ class RichEncoder : public Encoder {
   const Normalizer* normalizer() const override { return &normalizer_; }
   // Allocates the normaliser (fresh statistics) and scratch for `runs` runs; encode() does it when
   // the number of runs changes, so call it before a time-critical loop or after loading statistics.
-  void prepare(int runs);
+  void prepare(int runs) override;
   // The unnormalised features of the latest encode (runs x kFeatures).
   View2<real> raw_features() const { return raw_; }
 

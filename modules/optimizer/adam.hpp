@@ -61,6 +61,9 @@ class Adam : public OptimizerBase<Space, Real> {
   void fill_powers(StepTelemetry& t) const override {
     t.beta1_power = std::pow(options_.beta1, double(this->steps_));
     t.beta2_power = std::pow(options_.beta2, double(this->steps_));
+    // The step size Adam applied, bias corrections included (t = steps_ after this update).
+    if (this->steps_ > 0)
+      t.effective_lr = t.lr * std::sqrt(1.0 - t.beta2_power) / (1.0 - t.beta1_power);
   }
 
  private:

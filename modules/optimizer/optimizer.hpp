@@ -28,8 +28,12 @@ struct StepTelemetry {
   double update_cos = 0.0;   // cosine between this update and the previous one (0 on the first)
   double moment1 = 0.0;      // SGD: momentum-buffer L2 norm; Adam: mean |m|
   double moment2 = 0.0;      // SGD: 0; Adam: mean v
-  double beta1_power = 0.0;  // Adam: beta1^t; SGD: 0
-  double beta2_power = 0.0;  // Adam: beta2^t; SGD: 0
+  double moment1_std = 0.0;  // SGD: std of |momentum buffer| over elements; Adam: std of |m|
+  double moment2_std = 0.0;  // SGD: 0; Adam: std of v
+  double effective_lr =
+      0.0;  // Adam: lr * sqrt(1 - beta2^t) / (1 - beta1^t) (bias-corrected); SGD: lr
+  double beta1_power = 0.0;               // Adam: beta1^t; SGD: 0
+  double beta2_power = 0.0;               // Adam: beta2^t; SGD: 0
   std::vector<double> tensor_grad_norms;  // per tensor of the store, before clipping
 };
 
@@ -92,6 +96,9 @@ class OptimizerBase {
     t.update_cos = stats_host_(kUpdateCos);
     t.moment1 = stats_host_(kMoment1);
     t.moment2 = stats_host_(kMoment2);
+    t.moment1_std = stats_host_(kMoment1Std);
+    t.moment2_std = stats_host_(kMoment2Std);
+    t.effective_lr = lr;
     fill_powers(t);
     t.tensor_grad_norms.resize(std::size_t(tensors));
     for (int i = 0; i < tensors; ++i)

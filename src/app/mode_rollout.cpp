@@ -61,9 +61,9 @@ int run_rollout_mode(const RunContext& ctx) {
   spec.final_loss = c.get_real("rollout.final_loss");
   spec.noise = c.get_real("rollout.noise");
   spec.seed = std::uint64_t(c.get_int("run.seed"));
-  fill_synthetic_history(history, spec);
   View2<real> features("hpt::features", 1, kFeatures);
-  encoder->encode(history, features);
+  // Encoded at every step, as in training, so the normaliser has seen the whole history.
+  fill_synthetic_history(history, spec, [&] { encoder->encode(history, features); });
   View1<LossState<real>> loss_states("hpt::loss_states", 1);
   encoder->extract_loss_state(history, loss_states);
 

@@ -111,7 +111,9 @@ int run_train_mode(const RunContext& ctx) {
   const std::int64_t steps = c.get_int("train.steps");
   const LrSchedule schedule = make_lr_schedule(c, c.get_real("optimizer.lr"), long(steps));
 
-  train::TrainState state{*model, *optimizer, *dataset, history, train::dataset_identity(*dataset)};
+  encoder->prepare(1);
+  train::TrainState state{*model,  *optimizer, *dataset,
+                          history, *encoder,   train::dataset_identity(*dataset)};
   std::int64_t start = 0;
   std::string restart;
   const auto candidates = restart_candidates(ctx);

@@ -6,8 +6,8 @@
 
 namespace hpt::app {
 
-void fill_synthetic_history(const TelemetryHistory<real>& history,
-                            const SyntheticHistorySpec& spec) {
+void fill_synthetic_history(const TelemetryHistory<real>& history, const SyntheticHistorySpec& spec,
+                            const std::function<void()>& after_step) {
   Kokkos::View<TelemetryRecord*, Kokkos::LayoutRight, MemSpace> records("hpt::synthetic_record",
                                                                         history.runs());
   auto host = Kokkos::create_mirror_view(records);
@@ -40,9 +40,11 @@ void fill_synthetic_history(const TelemetryHistory<real>& history,
     r.lr = spec.lr;
     r.effective_lr = spec.lr;
     r.moment_mean = r.update_norm;
+    r.moment_std = 0.5 * r.update_norm;
     for (int i = 0; i < history.runs(); ++i) host(i) = r;
     Kokkos::deep_copy(records, host);
     push_records(ExecSpace(), history, View1<const TelemetryRecord>(records));
+    if (after_step) after_step();
   }
 }
 

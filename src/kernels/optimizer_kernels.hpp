@@ -30,11 +30,14 @@ enum TelemetrySlot : int {
   kUpdateCos,      // cosine between this update and the previous one (0 if either is 0)
   kMoment1,        // SGD: ||momentum buffer||; Adam: mean |m|
   kMoment2,        // SGD: 0; Adam: mean v
+  kMoment1Std,     // SGD: std of |momentum buffer| over elements; Adam: std of |m|
+  kMoment2Std,     // SGD: 0; Adam: std of v
   kTelemetrySlots  // per-tensor gradient norms follow, one per tensor
 };
 
-// Sums of one update pass: dtheta^2, theta^2, <dtheta, prev>, prev^2, moment1, moment2.
-using UpdateSums = SumArray<6>;
+// Sums of one update pass: dtheta^2, theta^2, <dtheta, prev>, prev^2, then the moment sums
+// SGD: [4] buf^2, [6] |buf|; Adam: [4] |m|, [5] v, [6] m^2, [7] v^2.
+using UpdateSums = SumArray<8>;
 
 // out_sq(t) = squared L2 norm of tensor t of `buffer` (chunked, atomics across chunks). out_sq is
 // zeroed first; it has one entry per tensor.
@@ -138,7 +141,10 @@ HPT_LAUNCHER void sgd_step(const Space& space, View1<Real, typename Space::memor
         const Real old = theta(k);
         if (!math::isfinite(stats(kGradNorm))) {  // skipped step: nothing changes
           acc.v[1] += double(old) * double(old);
-          if (use_momentum) acc.v[4] += double(momentum_buf(k)) * double(momentum_buf(k));
+          if (use_momentum) {
+            acc.v[4] += double(momentum_buf(k)) * double(momentum_buf(k));
+            acc.v[6] += double(math::fabs(momentum_buf(k)));
+          }
           return;
         }
         const Real scale = Real(stats(kClipScale));
@@ -147,6 +153,7 @@ HPT_LAUNCHER void sgd_step(const Space& space, View1<Real, typename Space::memor
           const Real buf = first ? g : mu * momentum_buf(k) + g;
           momentum_buf(k) = buf;
           acc.v[4] += double(buf) * double(buf);
+          acc.v[6] += double(math::fabs(buf));
           g = nesterov ? g + mu * buf : buf;
         }
         const Real updated = old - lr * g;
@@ -201,6 +208,8 @@ HPT_LAUNCHER void adamw_step(const Space& space, View1<Real, typename Space::mem
           acc.v[1] += double(old) * double(old);
           acc.v[4] += double(math::fabs(m(k)));
           acc.v[5] += double(v(k));
+          acc.v[6] += double(m(k)) * double(m(k));
+          acc.v[7] += double(v(k)) * double(v(k));
           return;
         }
         const Real g = Real(stats(kClipScale)) * grad(k);
@@ -219,6 +228,8 @@ HPT_LAUNCHER void adamw_step(const Space& space, View1<Real, typename Space::mem
         acc.v[3] += double(prev) * double(prev);
         acc.v[4] += double(math::fabs(mk));
         acc.v[5] += double(vk);
+        acc.v[6] += double(mk) * double(mk);
+        acc.v[7] += double(vk) * double(vk);
       },
       Kokkos::Sum<UpdateSums, typename Space::memory_space>(sums));
 }
@@ -243,12 +254,21 @@ HPT_LAUNCHER void finish_update_telemetry(
         stats(kWeightNorm) = math::sqrt(s.v[1]);
         const double denom = math::sqrt(s.v[0]) * math::sqrt(s.v[3]);
         stats(kUpdateCos) = denom > 0.0 ? s.v[2] / denom : 0.0;
+        // std over elements = sqrt(E[a^2] - E[a]^2), clamped at 0 against rounding.
+        auto std_of = [](double mean, double mean_sq) {
+          const double var = mean_sq - mean * mean;
+          return var > 0.0 ? math::sqrt(var) : 0.0;
+        };
         if (kind == MomentSummary::Adam) {
           stats(kMoment1) = s.v[4] * inv_n;
           stats(kMoment2) = s.v[5] * inv_n;
+          stats(kMoment1Std) = std_of(s.v[4] * inv_n, s.v[6] * inv_n);
+          stats(kMoment2Std) = std_of(s.v[5] * inv_n, s.v[7] * inv_n);
         } else {
           stats(kMoment1) = math::sqrt(s.v[4]);
           stats(kMoment2) = 0.0;
+          stats(kMoment1Std) = std_of(s.v[6] * inv_n, s.v[4] * inv_n);
+          stats(kMoment2Std) = 0.0;
         }
       });
 }

@@ -29,6 +29,13 @@ std::uint64_t state_checksum(const TrainState& s) {
   h = fnv1a(h, s.history.loss);
   h = fnv1a(h, s.history.other);
   h = fnv1a(h, s.history.scalars);
+  if (const auto* n = s.encoder.normalizer()) {
+    h = fnv1a(h, n->count);
+    h = fnv1a(h, n->mean);
+    h = fnv1a(h, n->m2);
+    h = fnv1a(h, n->center);
+    h = fnv1a(h, n->inv_std);
+  }
   return h;
 }
 
@@ -118,6 +125,14 @@ void save_checkpoint(const std::string& path, const std::string& deck, std::int6
   io::write_view(hist, "head", s.history.head);
   io::write_view(hist, "count", s.history.count);
   io::write_view(hist, "scalars", s.history.scalars);
+  if (const auto* n = s.encoder.normalizer()) {
+    io::H5Group enc = root.create_group("encoder");
+    io::write_view(enc, "normalizer_count", n->count);
+    io::write_view(enc, "normalizer_mean", n->mean);
+    io::write_view(enc, "normalizer_m2", n->m2);
+    io::write_view(enc, "normalizer_center", n->center);
+    io::write_view(enc, "normalizer_inv_std", n->inv_std);
+  }
   writer.commit();
 }
 
@@ -162,6 +177,14 @@ std::int64_t load_checkpoint(const std::string& path, const TrainState& s) {
     io::read_view(hist, "head", s.history.head);
     io::read_view(hist, "count", s.history.count);
     io::read_view(hist, "scalars", s.history.scalars);
+    if (const auto* n = s.encoder.normalizer()) {
+      const io::H5Group enc = root.open_group("encoder");
+      io::read_view(enc, "normalizer_count", n->count);
+      io::read_view(enc, "normalizer_mean", n->mean);
+      io::read_view(enc, "normalizer_m2", n->m2);
+      io::read_view(enc, "normalizer_center", n->center);
+      io::read_view(enc, "normalizer_inv_std", n->inv_std);
+    }
   } catch (const InputError& e) {
     throw refuse(std::string(e.what()) + " (the deck's encoder history sizes must match the run)");
   }

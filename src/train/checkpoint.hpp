@@ -1,7 +1,8 @@
 #pragma once
-// Checkpoints (SPEC 9): everything a training run needs to continue bit for bit on the same backend
-// and thread count — step, model parameters, optimizer state and step count, the batch cursor, the
-// telemetry history — with the deck, format version and a checksum. Written to a temporary and
+// Checkpoints: everything a training run needs to continue bit for bit on the same backend and
+// thread count — step, model parameters, optimizer state and step count, the batch cursor, the
+// telemetry history, the encoder's normaliser statistics — with the deck, format version, the data
+// set's identity and a checksum. Written to a temporary and
 // renamed into place.
 #include <cstdint>
 #include <string>
@@ -10,6 +11,7 @@
 #include "core/error.hpp"
 #include "kernels/telemetry_history.hpp"
 #include "modules/dataset/dataset.hpp"
+#include "modules/encoder/encoder.hpp"
 #include "modules/model/model.hpp"
 #include "modules/optimizer/optimizer.hpp"
 
@@ -21,6 +23,7 @@ struct TrainState {
   Optimizer& optimizer;
   Dataset& dataset;
   TelemetryHistory<real>& history;
+  Encoder& encoder;              // its normaliser statistics are part of the state
   std::string dataset_identity;  // dataset_identity(dataset), computed once
 };
 

@@ -1,6 +1,9 @@
 #include "train/trace_file.hpp"
 
+#include <algorithm>
 #include <filesystem>
+
+#include "core/types.hpp"
 
 #include "core/error.hpp"
 #include "io/atomic_file.hpp"
@@ -34,6 +37,7 @@ void create_trace(io::H5File& f, const std::string& deck) {
   events.group().write_string_attribute("kinds", kEventLegend);
   steps.flush();
   events.flush();
+  io::H5Appendable::create(f.root(), "features", io::H5Element::Float64, {std::size_t(kFeatures)});
 }
 
 // Lets `edit` change a copy of `path`, then renames the copy over `path` (AtomicH5Writer).
@@ -70,6 +74,9 @@ TraceFile::TraceFile(std::string path, std::string deck, std::int64_t resume_ste
     while (keep < s.size() && s[keep] <= resume_step) ++keep;
     steps.truncate(keep);
     steps.flush();
+    io::H5Appendable features =
+        io::H5Appendable::open(f.root(), "features", io::H5Element::Float64);
+    features.resize(std::min(keep, features.rows()));
     // Events past the checkpoint happened in the part of the run that is done again.
     io::H5Table events = io::H5Table::open(f.root(), "events");
     std::vector<std::int64_t> e(events.rows());
@@ -94,6 +101,14 @@ void TraceFile::flush() {
       steps.append_row({r.step, r.phase, r.loss, r.val_loss, r.val_accuracy, r.grad_norm,
                         r.update_norm, r.weight_norm, r.update_cos, r.lr, r.wall_time});
     steps.flush();
+    io::H5Appendable features =
+        io::H5Appendable::open(f.root(), "features", io::H5Element::Float64);
+    std::vector<double> block;
+    for (const auto& r : rows_) {
+      HPT_REQUIRE(r.features.size() == std::size_t(kFeatures), "trace row without its features");
+      block.insert(block.end(), r.features.begin(), r.features.end());
+    }
+    if (!block.empty()) features.append(block);
     io::H5Table events = io::H5Table::open(f.root(), "events");
     for (const auto& e : events_) events.append_row({e.step, std::int64_t(e.kind), e.value});
     events.flush();

@@ -3,7 +3,8 @@
 // event log, in an HDF5 file that is only ever replaced atomically. Rows are buffered in memory and
 // written at each flush (checkpoints, end, stop): the file is copied to a temporary, extended and
 // renamed into place, so a crash leaves the previous complete trace, and memory stays bounded by
-// the flush interval.
+// the flush interval. /features holds the encoder's 64 features of every step, row i for step row
+// i.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,7 +16,8 @@ struct TraceRow {
   std::int64_t phase = 1;                           // telemetry::PhaseCode
   double loss = 0, val_loss = 0, val_accuracy = 0;  // NaN where not computed this step
   double grad_norm = 0, update_norm = 0, weight_norm = 0, update_cos = 0, lr = 0;
-  double wall_time = 0;  // seconds since the run (or the restarted run) began
+  double wall_time = 0;          // seconds since the run (or the restarted run) began
+  std::vector<double> features;  // the encoder's normalised features of this step (kFeatures)
 };
 
 enum class TraceEvent : std::int64_t {

@@ -102,6 +102,8 @@ TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace,
 
   Kokkos::View<TelemetryRecord*, Kokkos::LayoutRight, MemSpace> record("hpt::train_record", 1);
   auto record_host = Kokkos::create_mirror_view(record);
+  View2<real> features("hpt::train_features", 1, kFeatures);
+  auto features_host = Kokkos::create_mirror_view(features);
   Kokkos::Timer timer;
   double last_print_time = 0;
   std::int64_t last_print_step = start_step;
@@ -164,14 +166,18 @@ TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace,
     r.has_update_cos = state_.optimizer.step_count() > 1;
     r.update_cos = t.update_cos;
     r.lr = lr;
-    r.effective_lr = lr;
+    r.effective_lr = t.effective_lr;
     r.moment_mean = t.moment1;
+    r.moment_std = t.moment1_std;
     r.variance_mean = t.moment2;
+    r.variance_std = t.moment2_std;
     r.beta1_pow = t.beta1_power;
     r.beta2_pow = t.beta2_power;
     record_host(0) = r;
     Kokkos::deep_copy(record, record_host);
     push_records(ExecSpace(), state_.history, View1<const TelemetryRecord>(record));
+    state_.encoder.encode(state_.history, features);  // also updates the normaliser
+    Kokkos::deep_copy(features_host, features);
 
     const double now = timer.seconds();
     TraceRow row;
@@ -186,6 +192,7 @@ TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace,
     row.update_cos = t.update_cos;
     row.lr = lr;
     row.wall_time = now;
+    row.features.assign(features_host.data(), features_host.data() + kFeatures);
     trace.add(row);
     sum.last_step = step;
     sum.final_loss = lv.loss;

@@ -62,6 +62,13 @@ double norm(const Vec& x) {
   for (double v : x) s += v * v;
   return std::sqrt(s);
 }
+// Population std of |x| (abs) or of x over the elements.
+double spread(const Vec& x, bool abs) {
+  double s = 0, q = 0;
+  for (double v : x) s += abs ? std::fabs(v) : v, q += v * v;
+  const double n = double(x.size()), mean = s / n;
+  return std::sqrt(std::fmax(0.0, q / n - mean * mean));
+}
 double dot(const Vec& a, const Vec& b) {
   double s = 0;
   for (std::size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
@@ -88,6 +95,9 @@ struct HostSgd {
   }
   double moment1() const { return mu != 0 ? norm(buf) : 0.0; }
   double moment2() const { return 0.0; }
+  double moment1_std() const { return mu != 0 ? spread(buf, true) : 0.0; }
+  double moment2_std() const { return 0.0; }
+  double effective_lr(double lr) const { return lr; }
 };
 
 struct HostAdamW {
@@ -115,6 +125,11 @@ struct HostAdamW {
     double s = 0;
     for (double x : v) s += x;
     return s / double(v.size());
+  }
+  double moment1_std() const { return spread(m, true); }
+  double moment2_std() const { return spread(v, false); }
+  double effective_lr(double lr) const {
+    return lr * std::sqrt(1 - std::pow(b2, double(steps))) / (1 - std::pow(b1, double(steps)));
   }
 };
 
@@ -170,6 +185,10 @@ void compare_steps(hpt::OptimizerBase<Space, Real>& opt, HostRef ref, double cli
     EXPECT_TRUE(hpt::test::near_rel(t.update_cos, cos_ref, tol_stat)) << "step " << s;
     EXPECT_TRUE(hpt::test::near_rel(t.moment1, ref.moment1(), tol_stat)) << "step " << s;
     EXPECT_TRUE(hpt::test::near_rel(t.moment2, ref.moment2(), tol_stat)) << "step " << s;
+    EXPECT_TRUE(hpt::test::near_rel(t.moment1_std, ref.moment1_std(), tol_stat)) << "step " << s;
+    EXPECT_TRUE(hpt::test::near_rel(t.moment2_std, ref.moment2_std(), tol_stat)) << "step " << s;
+    EXPECT_TRUE(hpt::test::near_rel(t.effective_lr, ref.effective_lr(lr), tol_stat))
+        << "step " << s;
     prev_delta = delta;
 
     const Vec got = download(store.values());
