@@ -138,7 +138,9 @@ std::vector<double> gru_host(const HostRssm& p, int m, const double* x, const do
       uh += wh(2 * H + j, k) * (p.reset == GruReset::After ? h[k] : r[k] * h[k]);
     const double n = p.reset == GruReset::After ? std::tanh(wx + r[j] * (uh + bh(2 * H + j)))
                                                 : std::tanh(wx + uh + bh(2 * H + j));
-    out[j] = (1 - z[j]) * h[j] + z[j] * n;
+    // After (PyTorch): h' = (1 - z) n + z h; Before (prototype): h' = (1 - z) h + z n.
+    out[j] =
+        p.reset == GruReset::After ? (1 - z[j]) * n + z[j] * h[j] : (1 - z[j]) * h[j] + z[j] * n;
   }
   return out;
 }

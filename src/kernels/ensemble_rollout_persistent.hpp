@@ -244,7 +244,7 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
           const Real nn =
               math::tanh(wx.c + p.gru.b_ih(m, 2 * H + j) + r * (uh.c + p.gru.b_hh(m, 2 * H + j)));
           Kokkos::single(Kokkos::PerThread(team), [&]() {
-            const Real v = (Real(1) - z) * hs(j) + z * nn;
+            const Real v = (Real(1) - z) * nn + z * hs(j);  // PyTorch: h' = (1 - z) n + z h
             h_new(u) = v;
             h_x(buf, path, j) = v;
           });
@@ -273,7 +273,7 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
           const Real z = z_own(u);
           const Real nn = math::tanh(wn_own(u) + un);
           Kokkos::single(Kokkos::PerThread(team), [&]() {
-            const Real v = (Real(1) - z) * h_own(u) + z * nn;
+            const Real v = (Real(1) - z) * h_own(u) + z * nn;  // prototype's update
             h_new(u) = v;
             h_x(buf, path, j) = v;
           });

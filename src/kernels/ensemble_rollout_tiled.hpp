@@ -240,7 +240,7 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
               nb[j * R + t] = anx[t][v] + bin + bhn;
             } else {
               const Real n = math::tanh(anx[t][v] + bin + r * (anh[t][v] + bhn));
-              hn[j * R + t] = (Real(1) - z) * hj + z * n;
+              hn[j * R + t] = (Real(1) - z) * n + z * hj;  // PyTorch: h' = (1 - z) n + z h
             }
           }
         }
@@ -264,7 +264,7 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
             for (int t = 0; t < R; ++t) {
               const Real z = zb[j * R + t];
               const Real n = math::tanh(nb[j * R + t] + acc[t][v]);
-              hn[j * R + t] = (Real(1) - z) * hcur[j * R + t] + z * n;
+              hn[j * R + t] = (Real(1) - z) * hcur[j * R + t] + z * n;  // prototype's update
             }
           }
         });

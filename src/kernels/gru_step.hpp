@@ -69,9 +69,11 @@ Kokkos::TeamPolicy<Space> make_team_policy(const Space& space, int league, int l
 }
 
 // h_out(j) = GRU_m(h, x)(j) for one member m and the units j in [unit_begin, unit_end), computed
-// by the whole team. x (I), h (H) and rh (H, work space) are team-visible (scratch); h_out (H) must
-// not alias h. `reset = Before` needs the whole r, so it requires the full range [0, H). The caller
-// puts a team barrier between writing x/h and calling this, and another before reading h_out.
+// by the whole team (the two conventions of GruReset: After is PyTorch's nn.GRUCell exactly,
+// h' = (1 - z) n + z h; Before is the prototype's, h' = (1 - z) h + z n). x (I), h (H) and rh (H,
+// work space) are team-visible (scratch); h_out (H) must not alias h. `reset = Before` needs the
+// whole r, so it requires the full range [0, H). The caller puts a team barrier between writing x/h
+// and calling this, and another before reading h_out.
 template <class TeamMember, class Real, class Mem, class VecX, class VecH, class VecWork,
           class VecOut>
 KOKKOS_INLINE_FUNCTION void gru_cell_team(const TeamMember& team, const GruWeights<Real, Mem>& w,
@@ -105,7 +107,8 @@ KOKKOS_INLINE_FUNCTION void gru_cell_team(const TeamMember& team, const GruWeigh
       const Real r = math::sigmoid(wx.a + w.b_ih(m, j) + uh.a + w.b_hh(m, j));
       const Real z = math::sigmoid(wx.b + w.b_ih(m, H + j) + uh.b + w.b_hh(m, H + j));
       const Real n = math::tanh(wx.c + w.b_ih(m, 2 * H + j) + r * (uh.c + w.b_hh(m, 2 * H + j)));
-      Kokkos::single(Kokkos::PerThread(team), [&]() { h_out(j) = (Real(1) - z) * h(j) + z * n; });
+      // PyTorch's update: z keeps the old state, h' = (1 - z) n + z h.
+      Kokkos::single(Kokkos::PerThread(team), [&]() { h_out(j) = (Real(1) - z) * n + z * h(j); });
     });
     return;
   }
@@ -143,6 +146,7 @@ KOKKOS_INLINE_FUNCTION void gru_cell_team(const TeamMember& team, const GruWeigh
         uh);
     const Real z = math::sigmoid(wx.b + w.b_ih(m, H + j) + uh.b + w.b_hh(m, H + j));
     const Real n = math::tanh(wx.c + uh.c + w.b_ih(m, 2 * H + j) + w.b_hh(m, 2 * H + j));
+    // The prototype's update: z takes the candidate, h' = (1 - z) h + z n.
     Kokkos::single(Kokkos::PerThread(team), [&]() { h_out(j) = (Real(1) - z) * h(j) + z * n; });
   });
 }

@@ -51,16 +51,19 @@ std::vector<double> reference_step(const HostProblem& p, GruReset reset) {
       for (int j = 0; j < H; ++j) r[j] = host_sigmoid(wx[j] + p.bih(m, j) + uh[j] + p.bhh(m, j));
       for (int j = 0; j < H; ++j) {
         const double z = host_sigmoid(wx[H + j] + p.bih(m, H + j) + uh[H + j] + p.bhh(m, H + j));
-        double n;
-        if (reset == GruReset::After) {
-          n = std::tanh(wx[2 * H + j] + p.bih(m, 2 * H + j) +
-                        r[j] * (uh[2 * H + j] + p.bhh(m, 2 * H + j)));
-        } else {
+        const double hj = p.hv(b, m, j);
+        double& o = out[(size_t(b) * p.E + m) * H + j];
+        if (reset == GruReset::After) {  // PyTorch's nn.GRUCell
+          const double n = std::tanh(wx[2 * H + j] + p.bih(m, 2 * H + j) +
+                                     r[j] * (uh[2 * H + j] + p.bhh(m, 2 * H + j)));
+          o = (1.0 - z) * n + z * hj;
+        } else {  // the prototype
           double urh = 0;
           for (int k = 0; k < H; ++k) urh += p.whh(m, 2 * H + j, k) * r[k] * p.hv(b, m, k);
-          n = std::tanh(wx[2 * H + j] + urh + p.bih(m, 2 * H + j) + p.bhh(m, 2 * H + j));
+          const double n =
+              std::tanh(wx[2 * H + j] + urh + p.bih(m, 2 * H + j) + p.bhh(m, 2 * H + j));
+          o = (1.0 - z) * hj + z * n;
         }
-        out[(size_t(b) * p.E + m) * H + j] = (1.0 - z) * p.hv(b, m, j) + z * n;
       }
     }
   return out;
@@ -103,14 +106,19 @@ struct DeviceProblem {
 
   // Re-uploads host values (after a test changed them).
   void upload_biases() {
-    auto bi = Kokkos::create_mirror_view(w.b_ih);
-    auto bh = Kokkos::create_mirror_view(w.b_hh);
-    for (size_t i = 0; i < bi.span(); ++i) {
-      bi.data()[i] = Real(host.b_ih[i]);
-      bh.data()[i] = Real(host.b_hh[i]);
-    }
-    Kokkos::deep_copy(w.b_ih, bi);
-    Kokkos::deep_copy(w.b_hh, bh);
+    upload(w.b_ih, host.b_ih);
+    upload(w.b_hh, host.b_hh);
+  }
+  void upload_weights() {
+    upload(w.w_ih, host.w_ih);
+    upload(w.w_hh, host.w_hh);
+  }
+
+  template <class View>
+  static void upload(const View& v, const std::vector<double>& values) {
+    auto mirror = Kokkos::create_mirror_view(v);
+    for (size_t i = 0; i < mirror.span(); ++i) mirror.data()[i] = Real(values[i]);
+    Kokkos::deep_copy(v, mirror);
   }
 
   std::vector<double> run(GruReset reset) {
@@ -173,16 +181,19 @@ TYPED_TEST(GruStep, ZeroWeightsHalveTheState) {
   }
 }
 
-// Update gate closed (b_iz = -40): z ~ 0, so the state passes through unchanged.
-TYPED_TEST(GruStep, ClosedUpdateGateKeepsTheState) {
+// The update gate saturated on the side that keeps the state passes it through unchanged: z ~ 1
+// (b_iz = +40) with `after` (PyTorch, h' = (1 - z) n + z h), z ~ 0 (b_iz = -40) with `before`
+// (h' = (1 - z) h + z n).
+TYPED_TEST(GruStep, KeepingUpdateGatePassesTheState) {
   using Space = typename TypeParam::space;
   using Real = typename TypeParam::real;
   DeviceProblem<Space, Real> problem(2, 3, 19, 8, 5);
   const int H = 19;
-  for (int m = 0; m < 3; ++m)
-    for (int j = 0; j < H; ++j) problem.host.b_ih[size_t(m) * 3 * H + H + j] = -40.0;
-  problem.upload_biases();
   for (const auto reset : {GruReset::After, GruReset::Before}) {
+    for (int m = 0; m < 3; ++m)
+      for (int j = 0; j < H; ++j)
+        problem.host.b_ih[size_t(m) * 3 * H + H + j] = reset == GruReset::After ? 40.0 : -40.0;
+    problem.upload_biases();
     const auto got = problem.run(reset);
     for (size_t i = 0; i < got.size(); ++i)
       EXPECT_TRUE(hpt::test::near_rel(got[i], problem.host.h[i], hpt::test::tolerance<Real>()))
@@ -190,21 +201,22 @@ TYPED_TEST(GruStep, ClosedUpdateGateKeepsTheState) {
   }
 }
 
-// Update gate open (z ~ 1) and reset gate closed (r ~ 0): h' = n, where `after` drops the whole
-// recurrent term (n = tanh(W_n x + b_in)) but `before` keeps b_hn (n = tanh(W_n x + b_in + b_hn)).
+// Update gate on the candidate's side (z ~ 0 with `after`, z ~ 1 with `before`) and reset gate
+// closed (r ~ 0): h' = n, where `after` drops the whole recurrent term (n = tanh(W_n x + b_in)) but
+// `before` keeps b_hn (n = tanh(W_n x + b_in + b_hn)).
 TYPED_TEST(GruStep, ClosedResetGateDistinguishesConventions) {
   using Space = typename TypeParam::space;
   using Real = typename TypeParam::real;
   const int B = 2, E = 2, H = 23, I = 9;
   DeviceProblem<Space, Real> problem(B, E, H, I, 7);
-  for (int m = 0; m < E; ++m)
-    for (int j = 0; j < H; ++j) {
-      problem.host.b_ih[size_t(m) * 3 * H + j] = -40.0;     // r -> 0
-      problem.host.b_ih[size_t(m) * 3 * H + H + j] = 40.0;  // z -> 1
-    }
-  problem.upload_biases();
   const auto& p = problem.host;
   for (const auto reset : {GruReset::After, GruReset::Before}) {
+    for (int m = 0; m < E; ++m)
+      for (int j = 0; j < H; ++j) {
+        problem.host.b_ih[size_t(m) * 3 * H + j] = -40.0;  // r -> 0
+        problem.host.b_ih[size_t(m) * 3 * H + H + j] = reset == GruReset::After ? -40.0 : 40.0;
+      }
+    problem.upload_biases();
     const auto got = problem.run(reset);
     for (int b = 0; b < B; ++b)
       for (int m = 0; m < E; ++m)
@@ -219,15 +231,23 @@ TYPED_TEST(GruStep, ClosedResetGateDistinguishesConventions) {
   }
 }
 
-// Reset gate open (r = 1): both conventions compute tanh(W_n x + b_in + U_n h + b_hn).
+// Reset gate open (r = 1): both conventions compute n = tanh(W_n x + b_in + U_n h + b_hn); with the
+// update gate at z = 1/2 (its weights and biases zero) both blend h' = (n + h) / 2.
 TYPED_TEST(GruStep, OpenResetGateMakesConventionsAgree) {
   using Space = typename TypeParam::space;
   using Real = typename TypeParam::real;
-  const int H = 41;
-  DeviceProblem<Space, Real> problem(3, 2, H, 16, 9);
+  const int H = 41, I = 16;
+  DeviceProblem<Space, Real> problem(3, 2, H, I, 9);
+  auto& p = problem.host;
   for (int m = 0; m < 2; ++m)
-    for (int j = 0; j < H; ++j) problem.host.b_ih[size_t(m) * 3 * H + j] = 60.0;
+    for (int j = 0; j < H; ++j) {
+      p.b_ih[size_t(m) * 3 * H + j] = 60.0;                                         // r -> 1
+      p.b_ih[size_t(m) * 3 * H + H + j] = p.b_hh[size_t(m) * 3 * H + H + j] = 0.0;  // z = 1/2
+      for (int k = 0; k < I; ++k) p.w_ih[(size_t(m) * 3 * H + H + j) * I + k] = 0.0;
+      for (int k = 0; k < H; ++k) p.w_hh[(size_t(m) * 3 * H + H + j) * H + k] = 0.0;
+    }
   problem.upload_biases();
+  problem.upload_weights();
   const auto after = problem.run(GruReset::After);
   const auto before = problem.run(GruReset::Before);
   for (size_t i = 0; i < after.size(); ++i)

@@ -84,16 +84,17 @@ std::vector<double> gru_ref(const HostModel& p, int m, GruReset reset, const std
   for (int j = 0; j < H; ++j) r[j] = sigmoid_ref(wx[j] + bi(j) + uh[j] + bh(j));
   for (int j = 0; j < H; ++j) {
     const double z = sigmoid_ref(wx[H + j] + bi(H + j) + uh[H + j] + bh(H + j));
-    double n;
-    if (reset == GruReset::After) {
-      n = std::tanh(wx[2 * H + j] + bi(2 * H + j) + r[j] * (uh[2 * H + j] + bh(2 * H + j)));
-    } else {
+    if (reset == GruReset::After) {  // PyTorch's nn.GRUCell
+      const double n =
+          std::tanh(wx[2 * H + j] + bi(2 * H + j) + r[j] * (uh[2 * H + j] + bh(2 * H + j)));
+      out[j] = (1 - z) * n + z * h[j];
+    } else {  // the prototype
       double s = 0;
       for (int k = 0; k < H; ++k)
         s += p.w_hh[(size_t(m) * 3 * H + 2 * H + j) * H + k] * r[k] * h[k];
-      n = std::tanh(wx[2 * H + j] + s + bi(2 * H + j) + bh(2 * H + j));
+      const double n = std::tanh(wx[2 * H + j] + s + bi(2 * H + j) + bh(2 * H + j));
+      out[j] = (1 - z) * h[j] + z * n;
     }
-    out[j] = (1 - z) * h[j] + z * n;
   }
   return out;
 }
