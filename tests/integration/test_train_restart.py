@@ -1,5 +1,5 @@
-"""Exact restart (SPEC 9): 2n steps straight and n steps + restart + n steps give identical traces (every column
-but wall time) and bit-identical parameters and optimizer state, on OpenMP with 1 and with 2 threads. Checkpoints
+"""Exact restart: 2n steps straight and n steps + restart + n steps give identical traces (every column but wall
+time, and the encoder's features) and bit-identical parameters, optimizer state and normaliser statistics, on OpenMP with 1 and with 2 threads. Checkpoints
 whose format version, model shape or checksum does not match are refused with exit code 2."""
 import os
 
@@ -16,7 +16,9 @@ base = ["train.val_every=10", "run.print_every=20", "checkpoint.every=0", "datas
 
 def trace(path):
     with h5py.File(path, "r") as f:
-        return {k: f["steps"][k][()] for k in f["steps"].keys() if k != "wall_time"}
+        out = {k: f["steps"][k][()] for k in f["steps"].keys() if k != "wall_time"}
+        out["features"] = f["features"][()]
+        return out
 
 
 def state(path):
@@ -24,6 +26,8 @@ def state(path):
         out = {"model": f["model/parameters"][()]}
         for k in f["optimizer"].keys():
             out["opt/" + k] = f["optimizer"][k][()]
+        for k in f["encoder"].keys():
+            out["encoder/" + k] = f["encoder"][k][()]
         out["step"] = f.attrs["step"]
         return out
 
