@@ -8,6 +8,7 @@
 #include "io/atomic_file.hpp"
 #include "io/hdf5_format.hpp"
 #include "io/hdf5_view.hpp"
+#include "train/state_registry.hpp"
 
 namespace fs = std::filesystem;
 
@@ -15,28 +16,34 @@ namespace hpt::train {
 
 namespace {
 
-// The checksum continued over the bytes of a View's host copy.
-template <class ViewType>
-std::uint64_t fnv1a(std::uint64_t h, const ViewType& v) {
-  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
-  return hpt::fnv1a(h, host.data(), host.span() * sizeof(typename ViewType::value_type));
-}
-
-std::uint64_t state_checksum(const TrainState& s) {
-  std::uint64_t h = kChecksumStart;
-  h = fnv1a(h, s.model.parameters().values());
-  for (const auto& b : s.optimizer.state_views()) h = fnv1a(h, b.view);
-  h = fnv1a(h, s.history.loss);
-  h = fnv1a(h, s.history.other);
-  h = fnv1a(h, s.history.scalars);
+// Every piece of a run's state, declared once for save, load and checksum. The batch cursor is read
+// into `cursor` and applied by the caller (the dataset takes epoch and position together).
+StateRegistry state_registry(const TrainState& s, BatchCursor* cursor) {
+  StateRegistry r;
+  r.add_view("model/parameters", s.model.parameters().values());
+  r.add_int(
+      "optimizer/step_count", [&s] { return std::int64_t(s.optimizer.step_count()); },
+      [&s](std::int64_t v) { s.optimizer.set_step_count(long(v)); });
+  for (const auto& b : s.optimizer.state_views()) r.add_view("optimizer/" + b.name, b.view);
+  r.add_int(
+      "dataset/epoch", [&s] { return s.dataset.cursor().epoch; },
+      [cursor](std::int64_t v) { cursor->epoch = v; });
+  r.add_int(
+      "dataset/position", [&s] { return s.dataset.cursor().position; },
+      [cursor](std::int64_t v) { cursor->position = v; });
+  r.add_view("telemetry/loss", s.history.loss);
+  r.add_view("telemetry/other", s.history.other);
+  r.add_view("telemetry/head", s.history.head);
+  r.add_view("telemetry/count", s.history.count);
+  r.add_view("telemetry/scalars", s.history.scalars);
   if (const auto* n = s.encoder.normalizer()) {
-    h = fnv1a(h, n->count);
-    h = fnv1a(h, n->mean);
-    h = fnv1a(h, n->m2);
-    h = fnv1a(h, n->center);
-    h = fnv1a(h, n->inv_std);
+    r.add_view("encoder/normalizer_count", n->count);
+    r.add_view("encoder/normalizer_mean", n->mean);
+    r.add_view("encoder/normalizer_m2", n->m2);
+    r.add_view("encoder/normalizer_center", n->center);
+    r.add_view("encoder/normalizer_inv_std", n->inv_std);
   }
-  return h;
+  return r;
 }
 
 std::string tensor_layout(const Model& m) {
@@ -87,12 +94,12 @@ std::string latest_checkpoint(const std::string& prefix) {
 
 std::string dataset_identity(const Dataset& d) {
   std::uint64_t h = kChecksumStart;
-  h = fnv1a(h, d.x_train());
-  h = fnv1a(h, d.x_val());
-  h = fnv1a(h, d.labels_train());
-  h = fnv1a(h, d.labels_val());
-  h = fnv1a(h, d.targets_train());
-  h = fnv1a(h, d.targets_val());
+  h = fnv1a_view(h, d.x_train());
+  h = fnv1a_view(h, d.x_val());
+  h = fnv1a_view(h, d.labels_train());
+  h = fnv1a_view(h, d.labels_val());
+  h = fnv1a_view(h, d.targets_train());
+  h = fnv1a_view(h, d.targets_val());
   char hex[24];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
   return d.style() + ", " + std::to_string(d.size()) + " rows x " + std::to_string(d.features()) +
@@ -110,29 +117,10 @@ void save_checkpoint(const std::string& path, const std::string& deck, std::int6
   root.write_string_attribute("tensor_layout", tensor_layout(s.model));
   root.write_string_attribute("optimizer", s.optimizer.summary());
   root.write_string_attribute("dataset_identity", s.dataset_identity);
-  root.write_int_attribute("checksum", std::int64_t(state_checksum(s)));
-  io::H5Group model = root.create_group("model");
-  io::write_view(model, "parameters", s.model.parameters().values());
-  io::H5Group opt = root.create_group("optimizer");
-  opt.write_int_attribute("step_count", s.optimizer.step_count());
-  for (const auto& b : s.optimizer.state_views()) io::write_view(opt, b.name, b.view);
-  io::H5Group data = root.create_group("dataset");
-  data.write_int_attribute("epoch", s.dataset.cursor().epoch);
-  data.write_int_attribute("position", s.dataset.cursor().position);
-  io::H5Group hist = root.create_group("telemetry");
-  io::write_view(hist, "loss", s.history.loss);
-  io::write_view(hist, "other", s.history.other);
-  io::write_view(hist, "head", s.history.head);
-  io::write_view(hist, "count", s.history.count);
-  io::write_view(hist, "scalars", s.history.scalars);
-  if (const auto* n = s.encoder.normalizer()) {
-    io::H5Group enc = root.create_group("encoder");
-    io::write_view(enc, "normalizer_count", n->count);
-    io::write_view(enc, "normalizer_mean", n->mean);
-    io::write_view(enc, "normalizer_m2", n->m2);
-    io::write_view(enc, "normalizer_center", n->center);
-    io::write_view(enc, "normalizer_inv_std", n->inv_std);
-  }
+  BatchCursor unused;
+  const StateRegistry state = state_registry(s, &unused);
+  root.write_int_attribute("checksum", std::int64_t(state.checksum()));
+  state.save(root);
   writer.commit();
 }
 
@@ -166,32 +154,16 @@ std::int64_t load_checkpoint(const std::string& path, const TrainState& s) {
       s.optimizer.summary().substr(0, s.optimizer.summary().find(' ')))
     throw refuse("it holds optimizer '" + opt_summary + "' but the deck builds '" +
                  s.optimizer.summary() + "'");
+  BatchCursor cursor;
+  const StateRegistry state = state_registry(s, &cursor);
   try {
-    io::read_view(root.open_group("model"), "parameters", s.model.parameters().values());
-    const io::H5Group opt = root.open_group("optimizer");
-    for (const auto& b : s.optimizer.state_views()) io::read_view(opt, b.name, b.view);
-    s.optimizer.set_step_count(long(opt.read_int_attribute("step_count")));
-    const io::H5Group hist = root.open_group("telemetry");
-    io::read_view(hist, "loss", s.history.loss);
-    io::read_view(hist, "other", s.history.other);
-    io::read_view(hist, "head", s.history.head);
-    io::read_view(hist, "count", s.history.count);
-    io::read_view(hist, "scalars", s.history.scalars);
-    if (const auto* n = s.encoder.normalizer()) {
-      const io::H5Group enc = root.open_group("encoder");
-      io::read_view(enc, "normalizer_count", n->count);
-      io::read_view(enc, "normalizer_mean", n->mean);
-      io::read_view(enc, "normalizer_m2", n->m2);
-      io::read_view(enc, "normalizer_center", n->center);
-      io::read_view(enc, "normalizer_inv_std", n->inv_std);
-    }
+    state.load(root);
   } catch (const InputError& e) {
     throw refuse(std::string(e.what()) + " (the deck's encoder history sizes must match the run)");
   }
-  if (std::uint64_t(root.read_int_attribute("checksum")) != state_checksum(s))
+  s.dataset.set_cursor(cursor);
+  if (std::uint64_t(root.read_int_attribute("checksum")) != state.checksum())
     throw damaged("its checksum does not match its contents (the file is damaged)");
-  const io::H5Group data = root.open_group("dataset");
-  s.dataset.set_cursor({data.read_int_attribute("epoch"), data.read_int_attribute("position")});
   return root.read_int_attribute("step");
 }
 

@@ -1,0 +1,55 @@
+#include "train/state_registry.hpp"
+
+namespace hpt::train {
+
+namespace {
+
+// "a/b/c" -> ("a/b", "c"); "c" -> ("", "c").
+std::pair<std::string, std::string> split_path(const std::string& path) {
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos) return {"", path};
+  return {path.substr(0, slash), path.substr(slash + 1)};
+}
+
+}  // namespace
+
+void StateRegistry::add_int(const std::string& path, std::function<std::int64_t()> get,
+                            std::function<void(std::int64_t)> set) {
+  Entry e;
+  e.path = path;
+  e.save = [get](io::H5Group& group, const std::string& name) {
+    group.write_int_attribute(name, get());
+  };
+  e.load = [set](const io::H5Group& group, const std::string& name) {
+    set(group.read_int_attribute(name));
+  };
+  e.hash = [get](std::uint64_t h) {
+    const std::int64_t v = get();
+    return fnv1a(h, &v, sizeof v);
+  };
+  entries_.push_back(std::move(e));
+}
+
+void StateRegistry::save(io::H5Group& root) const {
+  for (const Entry& e : entries_) {
+    const auto [dir, name] = split_path(e.path);
+    io::H5Group group =
+        dir.empty() ? root : (root.has_group(dir) ? root.open_group(dir) : root.create_group(dir));
+    e.save(group, name);
+  }
+}
+
+void StateRegistry::load(const io::H5Group& root) const {
+  for (const Entry& e : entries_) {
+    const auto [dir, name] = split_path(e.path);
+    e.load(dir.empty() ? root : root.open_group(dir), name);
+  }
+}
+
+std::uint64_t StateRegistry::checksum() const {
+  std::uint64_t h = kChecksumStart;
+  for (const Entry& e : entries_) h = e.hash(h);
+  return h;
+}
+
+}  // namespace hpt::train

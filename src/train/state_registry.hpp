@@ -1,0 +1,54 @@
+#pragma once
+// The state a checkpoint captures, declared once: every device buffer and integer under a path
+// ("optimizer/m", "dataset/epoch"), so save, load and the checksum all iterate over one list
+// instead of keeping three hand-written lists in step.
+#include <Kokkos_Core.hpp>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/checksum.hpp"
+#include "io/hdf5_file.hpp"
+#include "io/hdf5_view.hpp"
+
+namespace hpt::train {
+
+class StateRegistry {
+ public:
+  // A device (or host) View saved as the dataset at `path`; loaded in place (shapes must agree).
+  template <class ViewType>
+  void add_view(const std::string& path, const ViewType& view) {
+    Entry e;
+    e.path = path;
+    e.save = [view](io::H5Group& group, const std::string& name) {
+      io::write_view(group, name, view);
+    };
+    e.load = [view](const io::H5Group& group, const std::string& name) {
+      io::read_view(group, name, view);
+    };
+    e.hash = [view](std::uint64_t h) { return fnv1a_view(h, view); };
+    entries_.push_back(std::move(e));
+  }
+  // An integer saved as the attribute `path` (its last component on the group before it).
+  void add_int(const std::string& path, std::function<std::int64_t()> get,
+               std::function<void(std::int64_t)> set);
+
+  // Writes every entry under `root`.
+  void save(io::H5Group& root) const;
+  // Reads every entry from `root`; InputError naming the missing or mis-shaped entry.
+  void load(const io::H5Group& root) const;
+  // FNV-1a over every entry's bytes, in declaration order.
+  std::uint64_t checksum() const;
+
+ private:
+  struct Entry {
+    std::string path;
+    std::function<void(io::H5Group&, const std::string&)> save;
+    std::function<void(const io::H5Group&, const std::string&)> load;
+    std::function<std::uint64_t(std::uint64_t)> hash;
+  };
+  std::vector<Entry> entries_;
+};
+
+}  // namespace hpt::train
