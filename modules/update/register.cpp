@@ -1,0 +1,52 @@
+#include "modules/update/register.hpp"
+
+#include <memory>
+
+#include "modules/update/extrapolate.hpp"
+#include "modules/update/finite_difference.hpp"
+#include "modules/update/frozen.hpp"
+
+namespace hpt {
+
+void declare_update_options(OptionSchema& schema) {
+  schema.add_choice("update.style", "linear", {"linear", "quadratic", "extrapolate", "none"},
+                    "how a predict block advances the parameters: linear or quadratic "
+                    "extrapolation of real snapshots, extrapolate (fitted decay of the real "
+                    "updates), none (frozen)");
+  schema.add_int("update.lag", 10, "linear/quadratic: real steps between the snapshots", 1, 100000);
+  schema.add_int("update.fit_steps", 8, "extrapolate: real updates the (c, rho) fit uses", 1,
+                 100000);
+  schema.add_real("update.ema", 0.9, "extrapolate: EMA decay of the real updates", 0.0, 0.999999);
+}
+
+void register_update_styles(Registry<UpdatePredictor>& registry) {
+  registry.add(
+      "linear",
+      [](const Config& c) -> std::unique_ptr<UpdatePredictor> {
+        return std::make_unique<FiniteDifferencePredictor<ExecSpace, real>>(
+            1, int(c.get_int("update.lag")));
+      },
+      "theta_t + k (theta_t - theta_{t-d}) / d");
+  registry.add(
+      "quadratic",
+      [](const Config& c) -> std::unique_ptr<UpdatePredictor> {
+        return std::make_unique<FiniteDifferencePredictor<ExecSpace, real>>(
+            2, int(c.get_int("update.lag")));
+      },
+      "second-order extrapolation of three snapshots d apart");
+  registry.add(
+      "extrapolate",
+      [](const Config& c) -> std::unique_ptr<UpdatePredictor> {
+        return std::make_unique<ExtrapolatePredictor<ExecSpace, real>>(
+            int(c.get_int("update.fit_steps")), c.get_real("update.ema"));
+      },
+      "per tensor c rho^k times the bias-corrected EMA of the real updates");
+  registry.add(
+      "none",
+      [](const Config&) -> std::unique_ptr<UpdatePredictor> {
+        return std::make_unique<FrozenPredictor<ExecSpace, real>>();
+      },
+      "parameters frozen during predict blocks");
+}
+
+}  // namespace hpt

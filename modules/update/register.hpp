@@ -1,0 +1,13 @@
+#pragma once
+// The update-predictor family: its deck options ([update]) and its styles (linear, quadratic,
+// extrapolate, none).
+#include "core/config.hpp"
+#include "core/registry.hpp"
+#include "modules/update/update_predictor.hpp"
+
+namespace hpt {
+
+void declare_update_options(OptionSchema& schema);
+void register_update_styles(Registry<UpdatePredictor>& registry);
+
+}  // namespace hpt

@@ -1,0 +1,222 @@
+// Update predictors (modules/update) against host loops written here: linear and quadratic
+// finite-difference extrapolation of snapshots, the frozen style, and the geometric fit of
+// `extrapolate`, which must recover an exactly geometric update sequence.
+#include <gtest/gtest.h>
+
+#include <Kokkos_Core.hpp>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/registry.hpp"
+#include "kernels/parameter_store.hpp"
+#include "modules/update/extrapolate.hpp"
+#include "modules/update/finite_difference.hpp"
+#include "modules/update/frozen.hpp"
+#include "modules/update/register.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using Vec = std::vector<double>;
+
+template <class C>
+class UpdatePredictors : public ::testing::Test {};
+TYPED_TEST_SUITE(UpdatePredictors, hpt::test::BackendsAndPrecisions);
+
+template <class Store>
+void declare(Store& s) {
+  s.add_matrix("w1", 70, 90);  // spans two chunks of the store
+  s.add_vector("b1", 70);
+  s.add_matrix("w2", 3, 70);
+  s.allocate();
+}
+
+template <class View>
+void upload(const View& v, const Vec& x) {
+  auto h = Kokkos::create_mirror_view(v);
+  for (std::size_t i = 0; i < x.size(); ++i) h(i) = typename View::value_type(x[i]);
+  Kokkos::deep_copy(v, h);
+}
+
+template <class View>
+Vec download(const View& v) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  return Vec(h.data(), h.data() + h.extent(0));
+}
+
+// A trajectory of parameter vectors, rounded to Real so host and device see the same numbers.
+template <class Real>
+std::vector<Vec> trajectory(std::size_t n, int steps, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<double> g(0.0, 1.0);
+  std::vector<Vec> out(static_cast<std::size_t>(steps), Vec(n));
+  Vec theta(n), vel(n);
+  for (std::size_t i = 0; i < n; ++i) theta[i] = g(gen), vel[i] = 0.1 * g(gen);
+  for (int s = 0; s < steps; ++s) {
+    for (std::size_t i = 0; i < n; ++i) {
+      vel[i] = 0.9 * vel[i] + 0.01 * g(gen);
+      theta[i] += vel[i];
+      out[std::size_t(s)][i] = double(Real(theta[i]));
+    }
+  }
+  return out;
+}
+
+TYPED_TEST(UpdatePredictors, FiniteDifferencesMatchHostLoops) {
+  using Space = typename TypeParam::space;
+  using Real = typename TypeParam::real;
+  const double tol = hpt::test::tolerance<Real>(40);
+  for (int order : {1, 2}) {
+    const int d = 3;
+    hpt::ParameterStore<Real, typename Space::memory_space> store;
+    declare(store);
+    hpt::FiniteDifferencePredictor<Space, Real> pred(order, d);
+    pred.bind(store);
+    const auto traj = trajectory<Real>(store.size(), 12, 7u + unsigned(order));
+    for (std::size_t s = 0; s < traj.size(); ++s) {
+      EXPECT_EQ(pred.ready(), long(s) >= long(order) * d + 1) << "before step " << s;
+      upload(store.values(), traj[s]);
+      pred.observe();
+    }
+    pred.begin_block();
+    const Vec& t0 = traj[11];
+    const Vec& t1 = traj[11 - d];
+    const Vec& t2 = traj[11 - 2 * d];
+    for (int k : {1, 4, 9}) {
+      pred.predict(k);
+      const Vec got = download(store.values());
+      const double s = double(k) / d;
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        const double d1 = t0[i] - t1[i], d2 = t0[i] - 2 * t1[i] + t2[i];
+        const double want = t0[i] + s * d1 + (order == 2 ? s * (s + 1) / 2 * d2 : 0.0);
+        ASSERT_TRUE(hpt::test::near_rel(got[i], want, tol)) << "order " << order << " k " << k;
+      }
+    }
+  }
+}
+
+TYPED_TEST(UpdatePredictors, QuadraticIsExactOnAQuadraticPath) {
+  using Space = typename TypeParam::space;
+  using Real = typename TypeParam::real;
+  hpt::ParameterStore<Real, typename Space::memory_space> store;
+  declare(store);
+  hpt::FiniteDifferencePredictor<Space, Real> pred(2, 2);
+  pred.bind(store);
+  const std::size_t n = store.size();
+  auto path = [&](double t) {  // theta_i(t) = a_i + b_i t + c_i t^2, small integers: exact in float
+    Vec v(n);
+    for (std::size_t i = 0; i < n; ++i)
+      v[i] = double(int(i % 5) - 2) + double(int(i % 3) - 1) * t / 4 +
+             double(int(i % 7) - 3) * t * t / 64;
+    return v;
+  };
+  for (int s = 0; s <= 6; ++s) {
+    upload(store.values(), path(s));
+    pred.observe();
+  }
+  pred.begin_block();
+  pred.predict(5);
+  const Vec got = download(store.values()), want = path(11);
+  for (std::size_t i = 0; i < n; ++i)
+    ASSERT_TRUE(hpt::test::near_rel(got[i], want[i], hpt::test::tolerance<Real>(16))) << i;
+}
+
+TYPED_TEST(UpdatePredictors, FrozenLeavesTheParameters) {
+  using Space = typename TypeParam::space;
+  using Real = typename TypeParam::real;
+  hpt::ParameterStore<Real, typename Space::memory_space> store;
+  declare(store);
+  hpt::FrozenPredictor<Space, Real> pred;
+  pred.bind(store);
+  const auto traj = trajectory<Real>(store.size(), 2, 3u);
+  upload(store.values(), traj[1]);
+  pred.observe();
+  EXPECT_TRUE(pred.ready());
+  pred.begin_block();
+  pred.predict(7);
+  EXPECT_EQ(download(store.values()), traj[1]);
+}
+
+TYPED_TEST(UpdatePredictors, ExtrapolateRecoversAGeometricUpdateSequence) {
+  using Space = typename TypeParam::space;
+  using Real = typename TypeParam::real;
+  hpt::ParameterStore<Real, typename Space::memory_space> store;
+  declare(store);
+  const double beta = 0.5;
+  hpt::ExtrapolatePredictor<Space, Real> pred(6, beta);
+  pred.bind(store);
+  // Per tensor t the real update at step s is c_t rho_t^s v (one fixed direction v).
+  const double rho[3] = {0.8, 0.95, 1.0}, c[3] = {0.5, 0.2, 0.1};
+  const std::size_t n = store.size();
+  Vec v(n), theta(n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) v[i] = 1.0 + double(i % 4) * 0.25;
+  auto tensor_of = [&](std::size_t i) {
+    for (int t = 2; t >= 0; --t)
+      if (i >= store.tensor(t).offset) return t;
+    return 0;
+  };
+  const int steps = 12;
+  std::vector<Vec> snaps;
+  for (int s = 0; s < steps; ++s) {
+    for (std::size_t i = 0; i < n && s > 0; ++i) {
+      const int t = tensor_of(i);
+      theta[i] += c[t] * std::pow(rho[t], s) * v[i];
+    }
+    upload(store.values(), theta);
+    snaps.push_back(download(store.values()));
+    pred.observe();
+  }
+  pred.begin_block();
+  ASSERT_EQ(pred.fits().size(), 3u);
+  const double rho_tol = std::is_same<Real, float>::value ? 2e-3 : 1e-8;
+  for (int t = 0; t < 3; ++t)
+    EXPECT_NEAR(pred.fits()[std::size_t(t)].rho, rho[t], rho_tol) << "tensor " << t;
+  // Prediction k = 3 steps on: the host loop of the same rule on the device's snapshots.
+  const int k = 3;
+  pred.predict(k);
+  const Vec got = download(store.values());
+  // The bias-corrected EMA of the real updates, from the snapshots.
+  Vec ema(n, 0.0);
+  for (int s = 1; s < steps; ++s)
+    for (std::size_t i = 0; i < n; ++i)
+      ema[i] =
+          beta * ema[i] + (1 - beta) * (snaps[std::size_t(s)][i] - snaps[std::size_t(s) - 1][i]);
+  const double corr = 1.0 / (1.0 - std::pow(beta, steps - 1));
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& f = pred.fits()[std::size_t(tensor_of(i))];
+    const double want = snaps.back()[i] + f.cumulative(k) * ema[i] * corr;
+    ASSERT_TRUE(hpt::test::near_rel(got[i], want, hpt::test::tolerance<Real>(100))) << i;
+  }
+  // And the fitted step is the true one to within the fit's precision: the true update at lead j
+  // is c rho^(steps-1+j) v.
+  const double truth_tol = std::is_same<Real, float>::value ? 1e-3 : 1e-6;
+  for (std::size_t i = 0; i < n; i += 97) {
+    const int t = tensor_of(i);
+    double truth = snaps.back()[i];
+    for (int j = 1; j <= k; ++j) truth += c[t] * std::pow(rho[t], steps - 1 + j) * v[i];
+    EXPECT_NEAR(got[i], truth, truth_tol) << i;
+  }
+}
+
+TEST(UpdatePredictorFit, NonPositiveProjectionsFallBackToAConstantStep) {
+  const auto f = hpt::fit_geometric({0.3, -0.1, 0.4});
+  EXPECT_EQ(f.rho, 1.0);
+  EXPECT_NEAR(f.c, 0.2, 1e-12);
+  EXPECT_NEAR(f.cumulative(5), 1.0, 1e-12);
+  const auto g = hpt::fit_geometric({1.0, 0.5, 0.25});  // a_j = rho^-j with rho = 2: clamped to 1
+  EXPECT_EQ(g.rho, 1.0);
+}
+
+TEST(UpdatePredictorStyles, EveryStyleIsRegisteredWithItsOptions) {
+  hpt::OptionSchema schema;
+  hpt::declare_update_options(schema);
+  hpt::Registry<hpt::UpdatePredictor> reg("update");
+  hpt::register_update_styles(reg);
+  hpt::Config config(schema);
+  for (const char* s : {"linear", "quadratic", "extrapolate", "none"})
+    EXPECT_EQ(reg.create(s, config)->style(), s);
+}
+
+}  // namespace
