@@ -1,0 +1,109 @@
+// The divergence monitor (train/divergence_monitor.hpp): each signal at each of its thresholds, the
+// escalation of repeated warnings, and that non-finite values are critical and never enter the
+// statistics.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "train/divergence_monitor.hpp"
+
+namespace {
+
+using hpt::train::Alarm;
+using hpt::train::DivergenceMonitor;
+using hpt::train::StepSignals;
+
+StepSignals step(double loss, double grad = std::numeric_limits<double>::quiet_NaN()) {
+  StepSignals s;
+  s.loss = loss;
+  s.has_grad = !std::isnan(grad);
+  s.grad_norm = grad;
+  return s;
+}
+
+// A monitor that has seen `n` steps of a loss switching between 1 + a and 1 - a every three steps
+// (a known variance, few enough sign flips not to read as oscillation) and a gradient norm of 1.
+DivergenceMonitor warmed(int n, double a) {
+  DivergenceMonitor m;
+  for (int i = 0; i < n; ++i) m.observe(step(1.0 + ((i % 6 < 3) ? a : -a), 1.0));
+  return m;
+}
+
+TEST(DivergenceMonitor, LossDeviationThresholds) {
+  const auto m0 = warmed(400, 0.01);
+  const double sd = std::sqrt(m0.state().loss_var), ema = m0.state().loss_ema;
+  for (const auto& [k, level] : {std::pair<double, Alarm>{1.5, Alarm::Normal},
+                                 {2.5, Alarm::Caution},
+                                 {4.0, Alarm::Warning},
+                                 {7.0, Alarm::Critical}}) {
+    auto m = m0;
+    EXPECT_EQ(m.observe(step(ema + k * sd, 1.0)).level, level) << k << " sigma";
+  }
+}
+
+TEST(DivergenceMonitor, GradientExplosionAndVanishing) {
+  const auto m0 = warmed(100, 0.01);
+  const double b = m0.state().grad_baseline;
+  EXPECT_NEAR(b, 1.0, 1e-12);
+  const double loss = m0.state().loss_ema;
+  auto m = m0;
+  EXPECT_EQ(m.observe(step(loss, 50.0)).level, Alarm::Normal);
+  m = m0;
+  EXPECT_EQ(m.observe(step(loss, 200.0)).level, Alarm::Warning);
+  m = m0;
+  EXPECT_EQ(m.observe(step(loss, 2000.0)).level, Alarm::Critical);
+  m = m0;
+  EXPECT_EQ(m.observe(step(loss, 0.005)).level, Alarm::Warning);
+  m = m0;
+  EXPECT_EQ(m.observe(step(loss)).level, Alarm::Normal) << "a step without a gradient";
+}
+
+TEST(DivergenceMonitor, NonFiniteIsCriticalAndNotLearned) {
+  auto m = warmed(100, 0.01);
+  const auto before = m.state();
+  EXPECT_EQ(m.observe(step(std::nan(""), 1.0)).level, Alarm::Critical);
+  EXPECT_EQ(m.observe(step(1.0, std::numeric_limits<double>::infinity())).level, Alarm::Critical);
+  EXPECT_EQ(m.state().loss_ema, before.loss_ema);
+  EXPECT_EQ(m.state().grad_ema, before.grad_ema);
+  EXPECT_EQ(m.state().observations, before.observations);
+}
+
+TEST(DivergenceMonitor, ForecastErrorAgainstTheRealisedLoss) {
+  const auto m0 = warmed(400, 0.01);
+  const double loss = m0.state().loss_ema;
+  for (const auto& [forecast, level] : {std::pair<double, Alarm>{loss * 1.1, Alarm::Normal},
+                                        {loss * 1.3, Alarm::Caution},
+                                        {loss * 1.6, Alarm::Warning}}) {
+    auto m = m0;
+    StepSignals s = step(loss, 1.0);
+    s.has_forecast = true;
+    s.forecast = forecast;
+    EXPECT_EQ(m.observe(s).level, level) << forecast;
+  }
+}
+
+TEST(DivergenceMonitor, OscillationOfTheLoss) {
+  DivergenceMonitor m;
+  Alarm last = Alarm::Normal;
+  for (int i = 0; i < 60; ++i) last = m.observe(step(i % 2 ? 1.0 : 1.001, 1.0)).level;
+  EXPECT_GE(last, Alarm::Warning);  // every difference flips sign
+  DivergenceMonitor calm;
+  for (int i = 0; i < 60; ++i) last = calm.observe(step(2.0 - 0.001 * i, 1.0)).level;
+  EXPECT_EQ(last, Alarm::Normal);  // a steady decrease
+}
+
+TEST(DivergenceMonitor, ThreeWarningsInARowEscalate) {
+  auto m = warmed(100, 0.01);
+  const double loss = m.state().loss_ema;
+  EXPECT_EQ(m.observe(step(loss, 200.0)).level, Alarm::Warning);
+  EXPECT_EQ(m.observe(step(loss, 200.0)).level, Alarm::Warning);
+  EXPECT_EQ(m.observe(step(loss, 200.0)).level, Alarm::Critical);
+  auto n = warmed(100, 0.01);
+  n.observe(step(loss, 200.0));
+  n.observe(step(loss, 200.0));
+  n.observe(step(loss, 1.0));  // a normal check resets the count
+  EXPECT_EQ(n.observe(step(loss, 200.0)).level, Alarm::Warning);
+}
+
+}  // namespace
