@@ -18,6 +18,7 @@
 #include "core/math.hpp"
 #include "core/types.hpp"
 #include "kernels/parameter_store.hpp"
+#include "kernels/per_tensor.hpp"
 #include "kernels/sum_array.hpp"
 
 namespace hpt {
@@ -46,28 +47,10 @@ HPT_LAUNCHER void tensor_sq_norms(const Space& space,
                                   View1<const Real, typename Space::memory_space> buffer,
                                   const ChunkTable<typename Space::memory_space>& chunks,
                                   View1<double, typename Space::memory_space> out_sq) {
-  Kokkos::deep_copy(space, out_sq, 0.0);
-  if (chunks.count == 0) return;
-  auto chunk_tensor = chunks.tensor;
-  auto chunk_begin = chunks.begin;
-  auto chunk_end = chunks.end;
-  using team_policy = Kokkos::TeamPolicy<Space>;
-  using member_type = typename team_policy::member_type;
-  Kokkos::parallel_for(
-      "hpt::tensor_sq_norms", team_policy(space, chunks.count, Kokkos::AUTO),
-      KOKKOS_LAMBDA(const member_type& team) {
-        const int c = team.league_rank();
-        const std::int64_t b = chunk_begin(c), e = chunk_end(c);
-        double sum = 0.0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, b, e),
-            [&](const std::int64_t k, double& acc) {
-              const double g = double(buffer(k));
-              acc += g * g;
-            },
-            sum);
-        Kokkos::single(Kokkos::PerTeam(team),
-                       [&]() { Kokkos::atomic_add(&out_sq(chunk_tensor(c)), sum); });
+  reduce_per_tensor(
+      space, "hpt::tensor_sq_norms", chunks, out_sq, KOKKOS_LAMBDA(const std::int64_t k) {
+        const double g = double(buffer(k));
+        return g * g;
       });
 }
 

@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/types.hpp"
 #include "kernels/parameter_store.hpp"
+#include "kernels/per_tensor.hpp"
 
 namespace hpt {
 
@@ -33,35 +34,17 @@ HPT_LAUNCHER void extrapolate_differences(const Space& space,
       });
 }
 
-// out(t) = <a - b, u> over tensor t, for every tensor (out zeroed first, one entry per tensor).
-// With b = a zero view it is <a, u>; the differences let a caller use two snapshots directly.
+// out(t) = <a - b, u> over tensor t, for every tensor (one entry per tensor): with two snapshots
+// for a and b, the projection of the update between them on u.
 template <class Space, class Real>
 HPT_LAUNCHER void tensor_dots(const Space& space, View1<const Real, typename Space::memory_space> a,
                               View1<const Real, typename Space::memory_space> b,
                               View1<const Real, typename Space::memory_space> u,
                               const ChunkTable<typename Space::memory_space>& chunks,
                               View1<double, typename Space::memory_space> out) {
-  Kokkos::deep_copy(space, out, 0.0);
-  if (chunks.count == 0) return;
-  auto chunk_tensor = chunks.tensor;
-  auto chunk_begin = chunks.begin;
-  auto chunk_end = chunks.end;
-  using team_policy = Kokkos::TeamPolicy<Space>;
-  using member_type = typename team_policy::member_type;
-  Kokkos::parallel_for(
-      "hpt::tensor_dots", team_policy(space, chunks.count, Kokkos::AUTO),
-      KOKKOS_LAMBDA(const member_type& team) {
-        const int c = team.league_rank();
-        double sum = 0.0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, chunk_begin(c), chunk_end(c)),
-            [&](const std::int64_t k, double& acc) {
-              acc += (double(a(k)) - double(b(k))) * double(u(k));
-            },
-            sum);
-        Kokkos::single(Kokkos::PerTeam(team),
-                       [&]() { Kokkos::atomic_add(&out(chunk_tensor(c)), sum); });
-      });
+  reduce_per_tensor(
+      space, "hpt::tensor_dots", chunks, out,
+      KOKKOS_LAMBDA(const std::int64_t k) { return (double(a(k)) - double(b(k))) * double(u(k)); });
 }
 
 // out(k) = base(k) + coef(t) * dir(k) for k in tensor t.
@@ -72,20 +55,10 @@ HPT_LAUNCHER void step_along_per_tensor(const Space& space,
                                         View1<const Real, typename Space::memory_space> dir,
                                         View1<const double, typename Space::memory_space> coef,
                                         const ChunkTable<typename Space::memory_space>& chunks) {
-  if (chunks.count == 0) return;
-  auto chunk_tensor = chunks.tensor;
-  auto chunk_begin = chunks.begin;
-  auto chunk_end = chunks.end;
-  using team_policy = Kokkos::TeamPolicy<Space>;
-  using member_type = typename team_policy::member_type;
-  Kokkos::parallel_for(
-      "hpt::step_along_per_tensor", team_policy(space, chunks.count, Kokkos::AUTO),
-      KOKKOS_LAMBDA(const member_type& team) {
-        const int c = team.league_rank();
-        const double s = coef(chunk_tensor(c));
-        Kokkos::parallel_for(
-            Kokkos::TeamThreadRange(team, chunk_begin(c), chunk_end(c)),
-            [&](const std::int64_t k) { out(k) = Real(double(base(k)) + s * double(dir(k))); });
+  for_each_element_per_tensor(
+      space, "hpt::step_along_per_tensor", chunks,
+      KOKKOS_LAMBDA(const int t, const std::int64_t k) {
+        out(k) = Real(double(base(k)) + coef(t) * double(dir(k)));
       });
 }
 

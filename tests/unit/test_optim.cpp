@@ -33,20 +33,8 @@ void declare_tensors(hpt::ParameterStore<Real, Mem>& s) {
   s.allocate();
 }
 
-template <class View>
-void upload(const View& v, const Vec& x) {
-  auto h = Kokkos::create_mirror_view(v);
-  for (std::size_t i = 0; i < x.size(); ++i) h(i) = typename View::value_type(x[i]);
-  Kokkos::deep_copy(v, h);
-}
-
-template <class View>
-Vec download(const View& v) {
-  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
-  Vec x(v.extent(0));
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = double(h(i));
-  return x;
-}
+using hpt::test::download_values;
+using hpt::test::upload_values;
 
 // Uniform values rounded to Real, so host and device start from identical numbers.
 template <class Real>
@@ -148,13 +136,13 @@ void compare_steps(hpt::OptimizerBase<Space, Real>& opt, HostRef ref, double cli
   opt.bind(store);
   std::mt19937 gen(seed);
   Vec th = random_vec<Real>(store.size(), gen, 1.0);
-  upload(store.values(), th);
+  upload_values(store.values(), th);
   Vec prev_delta(th.size(), 0.0);
   const double tol_param = hpt::test::tolerance<Real>(50);
   const double tol_stat = hpt::test::tolerance<Real>(1e4);
   for (int s = 0; s < steps; ++s) {
     Vec grad = random_vec<Real>(store.size(), gen, grad_scale);
-    upload(store.gradients(), grad);
+    upload_values(store.gradients(), grad);
     const double lr = 0.05 * (1.0 + 0.1 * s);
     const auto t = opt.step(lr);
 
@@ -191,7 +179,7 @@ void compare_steps(hpt::OptimizerBase<Space, Real>& opt, HostRef ref, double cli
         << "step " << s;
     prev_delta = delta;
 
-    const Vec got = download(store.values());
+    const Vec got = download_values(store.values());
     for (std::size_t k = 0; k < th.size(); ++k)
       ASSERT_TRUE(hpt::test::near_rel(got[k], th[k], tol_param)) << "step " << s << " k " << k;
   }
@@ -278,21 +266,21 @@ TYPED_TEST(Optim, NonFiniteGradientSkipsTheStep) {
   hpt::Adam<Space, Real> opt(hpt::AdamOptions{});
   opt.bind(store);
   std::mt19937 gen(40);
-  upload(store.values(), random_vec<Real>(store.size(), gen, 1.0));
-  upload(store.gradients(), random_vec<Real>(store.size(), gen, 1.0));
+  upload_values(store.values(), random_vec<Real>(store.size(), gen, 1.0));
+  upload_values(store.gradients(), random_vec<Real>(store.size(), gen, 1.0));
   opt.step(0.01);
-  const Vec theta = download(store.values());
-  const Vec m = download(opt.state_views()[0].view);
+  const Vec theta = download_values(store.values());
+  const Vec m = download_values(opt.state_views()[0].view);
   Vec grad = random_vec<Real>(store.size(), gen, 1.0);
   grad[123] = std::nan("");
-  upload(store.gradients(), grad);
+  upload_values(store.gradients(), grad);
   const auto t = opt.step(0.01);
   EXPECT_FALSE(t.applied);
   EXPECT_TRUE(std::isnan(t.grad_norm));
   EXPECT_EQ(t.update_norm, 0.0);
   EXPECT_EQ(opt.step_count(), 1);
-  EXPECT_EQ(download(store.values()), theta);
-  EXPECT_EQ(download(opt.state_views()[0].view), m);
+  EXPECT_EQ(download_values(store.values()), theta);
+  EXPECT_EQ(download_values(opt.state_views()[0].view), m);
 }
 
 // Snapshot of parameters + optimizer state + step counter, then restore: the same next step gives
@@ -309,9 +297,9 @@ TYPED_TEST(Optim, RollbackReproducesTheStep) {
   for (auto& opt : opts) {
     opt->bind(store);
     std::mt19937 gen(41);
-    upload(store.values(), random_vec<Real>(store.size(), gen, 1.0));
+    upload_values(store.values(), random_vec<Real>(store.size(), gen, 1.0));
     for (int s = 0; s < 3; ++s) {
-      upload(store.gradients(), random_vec<Real>(store.size(), gen, 1.0));
+      upload_values(store.gradients(), random_vec<Real>(store.size(), gen, 1.0));
       opt->step(0.02);
     }
     auto theta_snap = store.make_buffer("snap");
@@ -323,21 +311,21 @@ TYPED_TEST(Optim, RollbackReproducesTheStep) {
     }
     const long count = opt->step_count();
     const Vec grad = random_vec<Real>(store.size(), gen, 1.0);
-    upload(store.gradients(), grad);
+    upload_values(store.gradients(), grad);
     const auto first = opt->step(0.02);
-    const Vec after = download(store.values());
+    const Vec after = download_values(store.values());
     // Some unrelated steps, then roll back and repeat.
     for (int s = 0; s < 2; ++s) {
-      upload(store.gradients(), random_vec<Real>(store.size(), gen, 1.0));
+      upload_values(store.gradients(), random_vec<Real>(store.size(), gen, 1.0));
       opt->step(0.5);
     }
     store.restore(theta_snap);
     const auto views = opt->state_views();
     for (std::size_t i = 0; i < views.size(); ++i) Kokkos::deep_copy(views[i].view, state_snap[i]);
     opt->set_step_count(count);
-    upload(store.gradients(), grad);
+    upload_values(store.gradients(), grad);
     const auto second = opt->step(0.02);
-    EXPECT_EQ(download(store.values()), after) << opt->summary();
+    EXPECT_EQ(download_values(store.values()), after) << opt->summary();
     EXPECT_EQ(second.update_norm, first.update_norm);
     EXPECT_EQ(second.update_cos, first.update_cos);
   }
@@ -365,11 +353,11 @@ TYPED_TEST(Optim, StateViewsAreNamedFlatBuffers) {
   EXPECT_EQ(momentum.state_views()[0].name, "momentum");
   // reset_state zeroes the state and the counter.
   std::mt19937 gen(42);
-  upload(store.gradients(), random_vec<Real>(store.size(), gen, 1.0));
+  upload_values(store.gradients(), random_vec<Real>(store.size(), gen, 1.0));
   momentum.step(0.1);
   momentum.reset_state();
   EXPECT_EQ(momentum.step_count(), 0);
-  EXPECT_EQ(norm(download(momentum.state_views()[0].view)), 0.0);
+  EXPECT_EQ(norm(download_values(momentum.state_views()[0].view)), 0.0);
 }
 
 // ---- the flat store itself
@@ -395,8 +383,8 @@ TYPED_TEST(Store, LayoutViewsAndChunks) {
   // The per-tensor views alias the flat buffer: element (r, c) of tensor i is offset + r*cols + c.
   Vec idx(store.size());
   for (std::size_t k = 0; k < idx.size(); ++k) idx[k] = double(k % 1000);
-  upload(store.values(), idx);
-  upload(store.gradients(), idx);
+  upload_values(store.values(), idx);
+  upload_values(store.gradients(), idx);
   for (int i = 0; i < store.num_tensors(); ++i) {
     const auto& t = store.tensor(i);
     auto m = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), store.value_matrix(i));
@@ -436,14 +424,14 @@ TYPED_TEST(Store, SnapshotAndRestore) {
   declare_tensors(store);
   std::mt19937 gen(43);
   const Vec a = random_vec<Real>(store.size(), gen, 1.0);
-  upload(store.values(), a);
+  upload_values(store.values(), a);
   auto snap = store.make_buffer("snap");
-  EXPECT_EQ(norm(download(snap)), 0.0);  // new buffers are zero
+  EXPECT_EQ(norm(download_values(snap)), 0.0);  // new buffers are zero
   store.snapshot(snap);
-  upload(store.values(), random_vec<Real>(store.size(), gen, 1.0));
-  EXPECT_NE(download(store.values()), a);
+  upload_values(store.values(), random_vec<Real>(store.size(), gen, 1.0));
+  EXPECT_NE(download_values(store.values()), a);
   store.restore(snap);
-  EXPECT_EQ(download(store.values()), a);
+  EXPECT_EQ(download_values(store.values()), a);
 }
 
 TEST(StoreErrors, LayoutMisuseIsAnInternalError) {

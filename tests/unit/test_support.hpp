@@ -1,12 +1,13 @@
 #pragma once
-// Shared helpers for unit tests: the backends to run every kernel test on, and tolerances that scale
-// with precision.
+// Shared helpers for unit tests: the backends to run every kernel test on, and tolerances that
+// scale with precision.
 #include <gtest/gtest.h>
 
 #include <Kokkos_Core.hpp>
 #include <cmath>
 #include <limits>
 #include <random>
+#include <vector>
 
 namespace hpt::test {
 
@@ -47,7 +48,21 @@ inline ::testing::AssertionResult near_rel(double a, double b, double tol) {
   if (std::isnan(a) && std::isnan(b)) return ::testing::AssertionSuccess();
   const double scale = std::fmax(1.0, std::fabs(b));
   if (std::fabs(a - b) <= tol * scale) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << a << " vs reference " << b << " (tol " << tol * scale << ")";
+  return ::testing::AssertionFailure()
+         << a << " vs reference " << b << " (tol " << tol * scale << ")";
+}
+
+// Rank-1 View <-> host values (converted to the View's element type and back to double).
+template <class View>
+void upload_values(const View& v, const std::vector<double>& x) {
+  auto h = Kokkos::create_mirror_view(v);
+  for (std::size_t i = 0; i < x.size(); ++i) h(i) = typename View::value_type(x[i]);
+  Kokkos::deep_copy(v, h);
+}
+template <class View>
+std::vector<double> download_values(const View& v) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  return std::vector<double>(h.data(), h.data() + h.extent(0));
 }
 
 }  // namespace hpt::test

@@ -33,18 +33,8 @@ void declare(Store& s) {
   s.allocate();
 }
 
-template <class View>
-void upload(const View& v, const Vec& x) {
-  auto h = Kokkos::create_mirror_view(v);
-  for (std::size_t i = 0; i < x.size(); ++i) h(i) = typename View::value_type(x[i]);
-  Kokkos::deep_copy(v, h);
-}
-
-template <class View>
-Vec download(const View& v) {
-  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
-  return Vec(h.data(), h.data() + h.extent(0));
-}
+using hpt::test::download_values;
+using hpt::test::upload_values;
 
 // A trajectory of parameter vectors, rounded to Real so host and device see the same numbers.
 template <class Real>
@@ -77,7 +67,7 @@ TYPED_TEST(UpdatePredictors, FiniteDifferencesMatchHostLoops) {
     const auto traj = trajectory<Real>(store.size(), 12, 7u + unsigned(order));
     for (std::size_t s = 0; s < traj.size(); ++s) {
       EXPECT_EQ(pred.ready(), long(s) >= long(order) * d + 1) << "before step " << s;
-      upload(store.values(), traj[s]);
+      upload_values(store.values(), traj[s]);
       pred.observe();
     }
     pred.begin_block();
@@ -86,7 +76,7 @@ TYPED_TEST(UpdatePredictors, FiniteDifferencesMatchHostLoops) {
     const Vec& t2 = traj[11 - 2 * d];
     for (int k : {1, 4, 9}) {
       pred.predict(k);
-      const Vec got = download(store.values());
+      const Vec got = download_values(store.values());
       const double s = double(k) / d;
       for (std::size_t i = 0; i < got.size(); ++i) {
         const double d1 = t0[i] - t1[i], d2 = t0[i] - 2 * t1[i] + t2[i];
@@ -113,12 +103,12 @@ TYPED_TEST(UpdatePredictors, QuadraticIsExactOnAQuadraticPath) {
     return v;
   };
   for (int s = 0; s <= 6; ++s) {
-    upload(store.values(), path(s));
+    upload_values(store.values(), path(s));
     pred.observe();
   }
   pred.begin_block();
   pred.predict(5);
-  const Vec got = download(store.values()), want = path(11);
+  const Vec got = download_values(store.values()), want = path(11);
   for (std::size_t i = 0; i < n; ++i)
     ASSERT_TRUE(hpt::test::near_rel(got[i], want[i], hpt::test::tolerance<Real>(16))) << i;
 }
@@ -131,12 +121,12 @@ TYPED_TEST(UpdatePredictors, FrozenLeavesTheParameters) {
   hpt::FrozenPredictor<Space, Real> pred;
   pred.bind(store);
   const auto traj = trajectory<Real>(store.size(), 2, 3u);
-  upload(store.values(), traj[1]);
+  upload_values(store.values(), traj[1]);
   pred.observe();
   EXPECT_TRUE(pred.ready());
   pred.begin_block();
   pred.predict(7);
-  EXPECT_EQ(download(store.values()), traj[1]);
+  EXPECT_EQ(download_values(store.values()), traj[1]);
 }
 
 TYPED_TEST(UpdatePredictors, ExtrapolateRecoversAGeometricUpdateSequence) {
@@ -164,8 +154,8 @@ TYPED_TEST(UpdatePredictors, ExtrapolateRecoversAGeometricUpdateSequence) {
       const int t = tensor_of(i);
       theta[i] += c[t] * std::pow(rho[t], s) * v[i];
     }
-    upload(store.values(), theta);
-    snaps.push_back(download(store.values()));
+    upload_values(store.values(), theta);
+    snaps.push_back(download_values(store.values()));
     pred.observe();
   }
   pred.begin_block();
@@ -176,7 +166,7 @@ TYPED_TEST(UpdatePredictors, ExtrapolateRecoversAGeometricUpdateSequence) {
   // Prediction k = 3 steps on: the host loop of the same rule on the device's snapshots.
   const int k = 3;
   pred.predict(k);
-  const Vec got = download(store.values());
+  const Vec got = download_values(store.values());
   // The bias-corrected EMA of the real updates, from the snapshots.
   Vec ema(n, 0.0);
   for (int s = 1; s < steps; ++s)
