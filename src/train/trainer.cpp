@@ -8,6 +8,9 @@
 
 #include "core/crash_point.hpp"
 #include "io/atomic_file.hpp"
+#include "train/progress_printer.hpp"
+#include "train/step_policy.hpp"
+#include "train/step_telemetry.hpp"
 #include "train/stop_signal.hpp"
 
 namespace hpt::train {
@@ -24,17 +27,6 @@ Model::batch_type model_batch(const View2<real>& x, const View1<int>& labels,
   if (labels.extent(0) > 0) b.labels = labels;
   if (targets.extent(0) > 0) b.targets = targets;
   return b;
-}
-
-std::string format_seconds(double s) {
-  char buf[32];
-  if (s < 120)
-    std::snprintf(buf, sizeof buf, "%.1f s", s);
-  else if (s < 7200)
-    std::snprintf(buf, sizeof buf, "%.1f min", s / 60);
-  else
-    std::snprintf(buf, sizeof buf, "%.1f h", s / 3600);
-  return buf;
 }
 
 }  // namespace
@@ -100,119 +92,53 @@ TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace,
   sum.best_val_accuracy = kNaN;
   trace.event(start_step, start_step > 0 ? TraceEvent::Restart : TraceEvent::Start);
 
+  const auto policy = make_full_training_policy(state_, schedule_);
   Kokkos::View<TelemetryRecord*, Kokkos::LayoutRight, MemSpace> record("hpt::train_record", 1);
   auto record_host = Kokkos::create_mirror_view(record);
   View2<real> features("hpt::train_features", 1, kFeatures);
   auto features_host = Kokkos::create_mirror_view(features);
   Kokkos::Timer timer;
-  double last_print_time = 0;
-  std::int64_t last_print_step = start_step;
+  ProgressPrinter progress(settings_.steps, settings_.print_every, start_step);
   Evaluation last_val{kNaN, kNaN};
 
   for (std::int64_t step = start_step + 1; step <= settings_.steps; ++step) {
     Kokkos::Profiling::pushRegion("hpt::train_step");
-    const MiniBatch& b = state_.dataset.next_batch(settings_.batch_size);
-    const auto batch = model_batch(b.x, b.labels, b.targets);
-    const LossValue lv = state_.model.forward(batch);
-    if (!std::isfinite(lv.loss)) {
+    const StepOutcome s = policy->run(step, settings_.batch_size);
+    if (s.non_finite) {
       Kokkos::Profiling::popRegion();
-      std::cerr << "hpt: training stopped: the loss is not finite at step " << step
-                << " (loss = " << lv.loss << "); " << kept() << "\n";
+      std::cerr << "hpt: training stopped: the " << s.non_finite_what << " is not finite at step "
+                << step << " (" << s.non_finite_what << " = " << s.non_finite_value << "); "
+                << (s.non_finite_what == "loss" ? "" : "no update was applied; ") << kept() << "\n";
       sum.non_finite = true;
-      trace.event(step, TraceEvent::NonFiniteStop, lv.loss);
-      break;
-    }
-    state_.model.backward(batch);
-    const double lr = schedule_(step - 1);
-    const StepTelemetry t = state_.optimizer.step(lr);
-    if (!t.applied) {
-      Kokkos::Profiling::popRegion();
-      std::cerr << "hpt: training stopped: the gradient norm is not finite at step " << step
-                << " (norm = " << t.grad_norm << "); no update was applied; " << kept() << "\n";
-      sum.non_finite = true;
-      trace.event(step, TraceEvent::NonFiniteStop, t.grad_norm);
+      trace.event(step, TraceEvent::NonFiniteStop, s.non_finite_value);
       break;
     }
 
-    const bool validate =
+    StepValidation val;
+    val.done =
         (settings_.val_every > 0 && step % settings_.val_every == 0) || step == settings_.steps;
-    if (validate) {
+    if (val.done) {
       last_val = evaluate_validation();
       if (!(sum.best_val_accuracy >= last_val.accuracy)) sum.best_val_accuracy = last_val.accuracy;
     }
+    val.loss = last_val.loss, val.accuracy = last_val.accuracy;
 
-    // Telemetry record of this step into the device history (SPEC 1).
-    TelemetryRecord r;
-    r.step = step;
-    r.phase = telemetry::kFull;
-    r.steps_in_phase = step;
-    r.has_loss = true;
-    r.loss = lv.loss;
-    r.has_val_loss = validate && std::isfinite(last_val.loss);
-    r.val_loss = last_val.loss;
-    r.has_grad = true;
-    r.grad_norm = t.grad_norm;
-    double lsum = 0, lsq = 0, lmin = 1e300, lmax = -1e300;
-    for (double g : t.tensor_grad_norms) {
-      const double l = std::log(std::max(g, 1e-30));
-      lsum += l, lsq += l * l, lmin = std::min(lmin, l), lmax = std::max(lmax, l);
-    }
-    const double nt = double(std::max<std::size_t>(1, t.tensor_grad_norms.size()));
-    r.grad_tensor_log_std = std::sqrt(std::max(0.0, lsq / nt - (lsum / nt) * (lsum / nt)));
-    r.grad_tensor_log_range = t.tensor_grad_norms.empty() ? 0.0 : lmax - lmin;
-    r.has_update = true;
-    r.update_norm = t.update_norm;
-    r.weight_norm = t.weight_norm;
-    r.has_update_cos = state_.optimizer.step_count() > 1;
-    r.update_cos = t.update_cos;
-    r.lr = lr;
-    r.effective_lr = t.effective_lr;
-    r.moment_mean = t.moment1;
-    r.moment_std = t.moment1_std;
-    r.variance_mean = t.moment2;
-    r.variance_std = t.moment2_std;
-    r.beta1_pow = t.beta1_power;
-    r.beta2_pow = t.beta2_power;
-    record_host(0) = r;
+    // The step's telemetry into the device history, then the encoder (which updates its
+    // normaliser).
+    record_host(0) = step_record(step, s, val, state_.optimizer.step_count());
     Kokkos::deep_copy(record, record_host);
     push_records(ExecSpace(), state_.history, View1<const TelemetryRecord>(record));
-    state_.encoder.encode(state_.history, features);  // also updates the normaliser
+    state_.encoder.encode(state_.history, features);
     Kokkos::deep_copy(features_host, features);
 
     const double now = timer.seconds();
-    TraceRow row;
-    row.step = step;
-    row.phase = telemetry::kFull;
-    row.loss = lv.loss;
-    row.val_loss = validate ? last_val.loss : kNaN;
-    row.val_accuracy = validate ? last_val.accuracy : kNaN;
-    row.grad_norm = t.grad_norm;
-    row.update_norm = t.update_norm;
-    row.weight_norm = t.weight_norm;
-    row.update_cos = t.update_cos;
-    row.lr = lr;
-    row.wall_time = now;
-    row.features.assign(features_host.data(), features_host.data() + kFeatures);
-    trace.add(row);
+    trace.add(step_trace_row(step, s, val, now,
+                             {features_host.data(), features_host.data() + kFeatures}));
     sum.last_step = step;
-    sum.final_loss = lv.loss;
+    sum.final_loss = s.loss.loss;
     Kokkos::Profiling::popRegion();
 
-    if (step % settings_.print_every == 0 || step == settings_.steps) {
-      const double rate = double(step - last_print_step) / std::max(1e-9, now - last_print_time);
-      char line[256];
-      char val[64] = "val -";
-      if (std::isfinite(last_val.loss))
-        std::snprintf(val, sizeof val, "val %.5f  acc %6.2f%%", last_val.loss,
-                      100.0 * last_val.accuracy);
-      std::snprintf(
-          line, sizeof line, "step %8lld/%lld  loss %.5f  %s  lr %.4g  %.1f steps/s  ETA %s",
-          static_cast<long long>(step), static_cast<long long>(settings_.steps), lv.loss, val, lr,
-          rate, format_seconds(double(settings_.steps - step) / std::max(rate, 1e-9)).c_str());
-      std::cout << line << std::endl;
-      last_print_time = now;
-      last_print_step = step;
-    }
+    progress.maybe_print(step, now, s.loss.loss, last_val.loss, last_val.accuracy, s.lr);
     if (const int sig = stop_signal_received()) {
       sum.stop_signal = sig;
       sum.last_checkpoint = write_checkpoint(step, trace);

@@ -1,0 +1,61 @@
+#include "train/step_policy.hpp"
+
+#include <cmath>
+
+#include "kernels/telemetry_history.hpp"
+
+namespace hpt::train {
+
+namespace {
+
+Model::batch_type model_batch(const MiniBatch& b) {
+  Model::batch_type out;
+  out.x = b.x;
+  if (b.labels.extent(0) > 0) out.labels = b.labels;
+  if (b.targets.extent(0) > 0) out.targets = b.targets;
+  return out;
+}
+
+class FullTraining final : public StepPolicy {
+ public:
+  FullTraining(const TrainState& state, const LrSchedule& schedule)
+      : state_(state), schedule_(schedule) {}
+  std::string name() const override { return "full training"; }
+  StepOutcome run(std::int64_t step, int batch_size) override {
+    return real_step(state_, schedule_, step, batch_size);
+  }
+
+ private:
+  TrainState state_;
+  LrSchedule schedule_;
+};
+
+}  // namespace
+
+StepOutcome real_step(const TrainState& state, const LrSchedule& schedule, std::int64_t step,
+                      int batch_size) {
+  StepOutcome out;
+  out.real = true;
+  out.phase = telemetry::kFull;
+  const auto batch = model_batch(state.dataset.next_batch(batch_size));
+  out.loss = state.model.forward(batch);
+  if (!std::isfinite(out.loss.loss)) {
+    out.non_finite = true, out.non_finite_value = out.loss.loss, out.non_finite_what = "loss";
+    return out;
+  }
+  state.model.backward(batch);
+  out.lr = schedule(step - 1);
+  out.optimizer = state.optimizer.step(out.lr);
+  if (!out.optimizer.applied) {
+    out.non_finite = true, out.non_finite_value = out.optimizer.grad_norm;
+    out.non_finite_what = "gradient norm";
+  }
+  return out;
+}
+
+std::unique_ptr<StepPolicy> make_full_training_policy(const TrainState& state,
+                                                      const LrSchedule& schedule) {
+  return std::make_unique<FullTraining>(state, schedule);
+}
+
+}  // namespace hpt::train
