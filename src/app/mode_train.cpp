@@ -158,6 +158,10 @@ int run_train_mode(const RunContext& ctx) {
   table.add_row({"best validation accuracy", io::fmt(100 * s.best_val_accuracy, 5) + " %"});
   table.add_row({"wall time", io::fmt(s.seconds, 4) + " s"});
   table.add_row({"steps/s", io::fmt(done / std::max(1e-9, s.seconds), 4)});
+  const double per_step = 1e3 / std::max(1.0, done);
+  table.add_row({"real step (forward, backward, update)",
+                 io::fmt(s.seconds_steps * per_step, 4) + " ms/step"});
+  table.add_row({"telemetry + encode", io::fmt(s.seconds_encode * per_step, 4) + " ms/step"});
   table.add_row({"backward passes", std::to_string(s.last_step - s.first_step)});
   table.add_row({"last checkpoint", s.last_checkpoint.empty() ? "-" : s.last_checkpoint});
   table.add_row({"trace", trace.path()});

@@ -103,7 +103,10 @@ TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace,
 
   for (std::int64_t step = start_step + 1; step <= settings_.steps; ++step) {
     Kokkos::Profiling::pushRegion("hpt::train_step");
+    Kokkos::Timer part;
     const StepOutcome s = policy->run(step, settings_.batch_size);
+    Kokkos::fence();
+    sum.seconds_steps += part.seconds();
     if (s.non_finite) {
       Kokkos::Profiling::popRegion();
       std::cerr << "hpt: training stopped: the " << s.non_finite_what << " is not finite at step "
@@ -125,11 +128,13 @@ TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace,
 
     // The step's telemetry into the device history, then the encoder (which updates its
     // normaliser).
+    part.reset();
     record_host(0) = step_record(step, s, val, state_.optimizer.step_count());
     Kokkos::deep_copy(record, record_host);
     push_records(ExecSpace(), state_.history, View1<const TelemetryRecord>(record));
     state_.encoder.encode(state_.history, features);
     Kokkos::deep_copy(features_host, features);
+    sum.seconds_encode += part.seconds();
 
     const double now = timer.seconds();
     trace.add(step_trace_row(step, s, val, now,

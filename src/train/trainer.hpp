@@ -25,6 +25,8 @@ struct TrainSummary {
   std::int64_t first_step = 0, last_step = 0;  // steps completed: (first_step, last_step]
   double final_loss = 0, final_val_loss = 0, final_val_accuracy = 0, best_val_accuracy = 0;
   double seconds = 0;
+  // Where the time went (fenced timers): the step policy's steps, telemetry push + encoding.
+  double seconds_steps = 0, seconds_encode = 0;
   int stop_signal = 0;      // the signal that stopped the run early, or 0
   bool non_finite = false;  // stopped at a non-finite loss or gradient
   std::string last_checkpoint;
