@@ -172,4 +172,18 @@ double forecast_power(const std::vector<long long>& steps, const std::vector<dou
   return log_loss(fit(double(steps[std::size_t(n - 1)] + h) + 1.0));
 }
 
+void EmpiricalErrors::add(double signed_error) {
+  sorted_.insert(std::upper_bound(sorted_.begin(), sorted_.end(), signed_error), signed_error);
+}
+
+double EmpiricalErrors::quantile(double p) const {
+  const int n = count();
+  if (n < kMinErrors) return std::numeric_limits<double>::quiet_NaN();
+  const double pos = p * double(n - 1);
+  const int i = std::min(n - 2, int(std::floor(pos)));
+  const double t = pos - i;
+  const double a = sorted_[std::size_t(i)], b = sorted_[std::size_t(i + 1)];
+  return t >= 0.5 ? b - (b - a) * (1.0 - t) : a + (b - a) * t;
+}
+
 }  // namespace hpt::forecast

@@ -49,4 +49,20 @@ PowerLaw fit_power_law(const std::vector<double>& s, const std::vector<double>& 
 double forecast_power(const std::vector<long long>& steps, const std::vector<double>& loss, int n,
                       int h);
 
+// The interval of a point forecaster from its own past errors: the realised signed errors (target -
+// forecast) are kept sorted; the interval of a new point forecast f is [f + e_lo, f + e_hi] with
+// e_lo, e_hi their empirical `lo`/`hi` quantiles (numpy's linear interpolation), and undefined
+// (NaN) until kMinErrors errors have been realised.
+class EmpiricalErrors {
+ public:
+  static constexpr int kMinErrors = 10;
+  void add(double signed_error);
+  int count() const { return int(sorted_.size()); }
+  // The p-quantile of the errors so far (NaN below kMinErrors).
+  double quantile(double p) const;
+
+ private:
+  std::vector<double> sorted_;
+};
+
 }  // namespace hpt::forecast

@@ -2,6 +2,7 @@
 // curves whose forecast is known.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -122,6 +123,25 @@ TEST(ForecastBaselines, PowerForecastFitsTwentyStepMeans) {
   }
   // Fewer than three blocks: `last`.
   EXPECT_DOUBLE_EQ(forecast_power(steps, loss, 59, 10), forecast_last(loss, 59));
+}
+
+TEST(ForecastBaselines, EmpiricalErrorQuantilesMatchNumpyLinear) {
+  EmpiricalErrors e;
+  const std::vector<double> values{3, -1, 4, 1, -5, 9, 2, -6, 5, 3, 5, -8};
+  for (int i = 0; i < 9; ++i) e.add(values[std::size_t(i)]);
+  EXPECT_TRUE(std::isnan(e.quantile(0.05)));  // fewer than 10 errors: no interval yet
+  for (std::size_t i = 9; i < values.size(); ++i) e.add(values[i]);
+  // Plain reference: sort a copy, interpolate linearly between the neighbouring order statistics.
+  auto sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  for (double p : {0.05, 0.5, 0.95}) {
+    const double pos = p * (sorted.size() - 1);
+    const std::size_t lo = std::size_t(pos);
+    const double want = sorted[lo] + (sorted[lo + 1] - sorted[lo]) * (pos - double(lo));
+    EXPECT_NEAR(e.quantile(p), want, 1e-12) << p;
+  }
+  EXPECT_DOUBLE_EQ(e.quantile(0.0), -8);
+  EXPECT_DOUBLE_EQ(e.quantile(1.0), 9);
 }
 
 }  // namespace

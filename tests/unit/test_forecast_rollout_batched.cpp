@@ -9,6 +9,7 @@
 
 #include "kernels/ensemble_rollout_batched.hpp"
 #include "kernels/latent_filter.hpp"
+#include "kernels/path_windows.hpp"
 #include "test_rollout_support.hpp"
 
 namespace {
@@ -169,8 +170,8 @@ TYPED_TEST(ForecastBatched, WindowMeansAgainstAHostLoop) {
           double sum = 0;
           for (int k = hz[std::size_t(j)] - 4; k <= hz[std::size_t(j)] + 5; ++k)
             sum += p[std::size_t(((r * N + n) * E + m) * (Y + 1) + k)];
-          EXPECT_TRUE(hpt::test::near_rel(got[std::size_t(((r * N + n) * E + m) * 3 + j)],
-                                          sum / 10, hpt::test::tolerance<Real>(10)));
+          EXPECT_TRUE(hpt::test::near_rel(got[std::size_t(((r * N + n) * E + m) * 3 + j)], sum / 10,
+                                          hpt::test::tolerance<Real>(10)));
         }
 }
 
