@@ -6,6 +6,7 @@
 
 #include "app/cli.hpp"
 #include "app/mode_bench.hpp"
+#include "app/mode_forecast.hpp"
 #include "app/mode_rollout.hpp"
 #include "app/memory_budget.hpp"
 #include "app/mode_train.hpp"
@@ -33,6 +34,7 @@ int run_mode(const hpt::app::RunContext& ctx, const std::string& mode) {
   if (mode == "rollout") return hpt::app::run_rollout_mode(ctx);
   if (mode == "bench") return hpt::app::run_bench_mode(ctx);
   if (mode == "train") return hpt::app::run_train_mode(ctx);
+  if (mode == "forecast") return hpt::app::run_forecast_mode(ctx);
   throw hpt::InternalError("run.mode '" + mode + "' has no driver");
 }
 
@@ -63,6 +65,7 @@ int run(int argc, char** argv) {
   if (mode == "rollout") hpt::app::check_rollout_inputs(ctx);
   if (mode == "train") hpt::app::check_train_inputs(ctx);
   if (mode == "bench") hpt::app::check_bench_inputs(ctx);
+  if (mode == "forecast") hpt::app::check_forecast_inputs(ctx);
   const hpt::app::MemoryNeed need = hpt::app::estimate_memory_need(config, mode);
 
   std::vector<std::string> kargs{argv[0]};

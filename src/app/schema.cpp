@@ -1,6 +1,7 @@
 #include "app/schema.hpp"
 
 #include "app/mode_bench.hpp"
+#include "app/mode_forecast.hpp"
 #include "app/mode_rollout.hpp"
 #include "app/mode_train.hpp"
 #include "modules/dataset/register.hpp"
@@ -15,9 +16,9 @@ namespace hpt::app {
 namespace {
 
 void declare_run_options(OptionSchema& s) {
-  s.add_choice("run.mode", "train", {"train", "rollout", "bench"},
+  s.add_choice("run.mode", "train", {"train", "rollout", "bench", "forecast"},
                "what to do: train (full training, SPEC 7.1), rollout (ensemble forecast paths), "
-               "bench (kernel timings, PERF.md)");
+               "bench (kernel timings, PERF.md), forecast (loss curves of a sweep of runs)");
   s.add_int("run.seed", 1, "seed of every random draw of the run", 0);
   s.add_int("run.threads", 0,
             "host threads for the OpenMP backend (0: OMP_NUM_THREADS or the Kokkos default)", 0,
@@ -36,6 +37,7 @@ OptionSchema build_schema() {
   declare_dynamics_options(s);
   declare_rollout_options(s);
   declare_bench_options(s);
+  declare_forecast_options(s);
   declare_train_options(s);
   declare_dataset_options(s);
   declare_model_options(s);

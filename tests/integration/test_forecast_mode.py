@@ -1,0 +1,105 @@
+"""run.mode = forecast end to end: the small learning-rate sweep (run/sweep --small) made with the
+hpt binary, forecast from its HDF5 and CSV curve files (the same forecasts), the output file's
+structure and scores, and malformed inputs refused with exit 2, a message naming file, run and
+line/dataset, and nothing written."""
+import os
+import subprocess
+
+import numpy as np
+
+from hptest import args, check, deck_path, finish, h5, run
+
+a = args()
+deck = deck_path(a.root, "forecast.ini")
+sweep = os.path.join(a.work, "sweep")
+p = subprocess.run(["/usr/bin/python3", os.path.join(a.root, "run", "sweep"), "--small", "--hpt",
+                    a.hpt, "--out", sweep], capture_output=True, text=True, timeout=600)
+check(p.returncode == 0, "run/sweep --small succeeds", p.stdout + p.stderr)
+check("(diverged)" in p.stdout, "the small sweep has a diverged run", p.stdout)
+small = ["forecast.horizons=10,50,100", "forecast.every=10", "forecast.scenarios=8",
+         "dynamics.members=2", "dynamics.hidden=16", "dynamics.stochastic=4"]
+
+outputs = {}
+for kind in ("h5", "csv"):
+    out = os.path.join(a.work, "out_" + kind)
+    r = run(a.hpt, deck, f"forecast.input={sweep}/curves.{kind}", f"output.dir={out}",
+            "output.name=fc", *small)
+    check(r.returncode == 0, f"forecast from {kind} succeeds", r.stdout[-3000:] + r.stderr)
+    check("mean |error| log L" in r.stdout and "run-steps/s" in r.stdout and "stop list" in r.stdout,
+          f"{kind}: console summary, stop list and throughput printed", r.stdout[-3000:])
+    outputs[kind] = os.path.join(out, "fc.h5")
+
+f5 = h5()
+with f5.File(outputs["h5"], "r") as f, f5.File(outputs["csv"], "r") as g:
+    check(f.attrs["hpt_kind"] in ("forecast", b"forecast"), "output kind is forecast")
+    check(list(f.attrs["horizons"]) == [10, 50, 100], "horizons stored")
+    n = f["forecasts/run"].shape[0]
+    check(n > 0, "forecast rows written")
+    names = ["run", "origin", "horizon", "mean", "q05", "q50", "q95", "target", "error", "inside"]
+    check(all(f["forecasts/" + k].shape == (n,) for k in names), "every forecast column has n rows")
+    for b in ("last", "loglin", "power"):
+        check(all(f[f"baselines/{b}/{k}"].shape == (n,) for k in ("forecast", "error", "inside")),
+              f"baseline {b} columns")
+    same = all(np.array_equal(f["forecasts/" + k][...], g["forecasts/" + k][...], equal_nan=True)
+               for k in ("mean", "q05", "q50", "q95", "target"))
+    check(same, "HDF5 and CSV input give the same forecasts")
+    target = f["forecasts/target"][...]
+    known = ~np.isnan(target)
+    check(known.sum() > 0, "some targets are known")
+    check(np.all(np.isfinite(f["forecasts/error"][...][known])), "hpt errors finite where known")
+    for b in ("last", "loglin", "power"):
+        check(np.all(np.isfinite(f[f"baselines/{b}/error"][...][known])), f"{b} errors finite")
+    inside = f["forecasts/inside"][...]
+    check(np.all((inside[known] == 0) | (inside[known] == 1)) and np.all(inside[~known] == -1),
+          "inside flags: 0/1 where the target is known, -1 elsewhere")
+    lo, hi = f["forecasts/q05"][...][known], f["forecasts/q95"][...][known]
+    check(np.array_equal(inside[known] == 1, (target[known] >= lo) & (target[known] <= hi)),
+          "inside flags match the stored interval and target")
+    for name in ("hpt", "last", "loglin", "power"):
+        cov = f[f"summary/{name}/coverage"][...]
+        c = cov[~np.isnan(cov)]
+        check(c.size > 0 and np.all((c >= 0) & (c <= 1)), f"{name} coverage in [0, 1]")
+        check(np.all(np.isfinite(f[f"summary/{name}/mean_error"][...])), f"{name} mean error finite")
+    runs = sorted(f["runs"].keys())
+    check(len(runs) == 4, "4 runs in the output", str(runs))
+    check("best_run_kept" in f["stop"].attrs and "total_steps_saved" in f["stop"].attrs,
+          "stop list summary stored")
+
+# Malformed inputs: exit 2, a precise message, nothing written.
+bad_dir = os.path.join(a.work, "bad")
+os.makedirs(bad_dir)
+cases = {
+    "nan.csv": ("run,step,loss\na,1,1.0\na,2,nan\n", ["nan.csv", "run 'a'", "line 3", "NaN"]),
+    "order.csv": ("run,step,loss\na,2,1.0\na,1,0.5\n", ["order.csv", "run 'a'", "line 3",
+                                                         "must increase"]),
+    "cols.csv": ("run,loss\na,1.0\n", ["cols.csv", "missing column 'step'"]),
+    "text.csv": ("run,step,loss\na,1,abc\n", ["text.csv", "line 2", "not a number"]),
+}
+for name, (text, parts) in cases.items():
+    path = os.path.join(bad_dir, name)
+    with open(path, "w") as fh:
+        fh.write(text)
+    out = os.path.join(a.work, "refused_" + name)
+    r = run(a.hpt, deck, f"forecast.input={path}", f"output.dir={out}", *small)
+    check(r.returncode == 2, f"{name}: exit 2", r.stderr)
+    check(all(x in r.stderr for x in parts), f"{name}: message names file, run and line", r.stderr)
+    check(not os.path.exists(out), f"{name}: nothing written")
+for label, path, part in (("missing file", os.path.join(bad_dir, "none.h5"), "does not exist"),
+                          ("folder", bad_dir, "is a folder")):
+    out = os.path.join(a.work, "refused_" + label.replace(" ", "_"))
+    r = run(a.hpt, deck, f"forecast.input={path}", f"output.dir={out}", *small)
+    check(r.returncode == 2 and part in r.stderr, f"{label}: exit 2 naming it", r.stderr)
+    check(not os.path.exists(out), f"{label}: nothing written")
+
+# skip_bad_runs: the bad run is skipped with a warning naming it, the others are forecast.
+mixed = os.path.join(bad_dir, "mixed.csv")
+with open(sweep + "/curves.csv") as src, open(mixed, "w") as dst:
+    dst.write(src.read() + "broken,1,1.0\nbroken,1,1.0\n")
+out = os.path.join(a.work, "out_skip")
+r = run(a.hpt, deck, f"forecast.input={mixed}", f"output.dir={out}", "output.name=fc",
+        "forecast.skip_bad_runs=true", *small)
+check(r.returncode == 0 and "skipped run 'broken'" in r.stderr, "skip_bad_runs warns and goes on",
+      r.stderr)
+r = run(a.hpt, deck, f"forecast.input={mixed}", f"output.dir={out}_strict", *small)
+check(r.returncode == 2 and "run 'broken'" in r.stderr, "without skip_bad_runs: refused", r.stderr)
+finish()
