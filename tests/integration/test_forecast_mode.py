@@ -61,7 +61,9 @@ with f5.File(outputs["h5"], "r") as f, f5.File(outputs["csv"], "r") as g:
         check(c.size > 0 and np.all((c >= 0) & (c <= 1)), f"{name} coverage in [0, 1]")
         check(np.all(np.isfinite(f[f"summary/{name}/mean_error"][...])), f"{name} mean error finite")
     runs = sorted(f["runs"].keys())
-    check(len(runs) == 4, "4 runs in the output", str(runs))
+    with h5().File(os.path.join(sweep, "curves.h5"), "r") as c:
+        swept = sorted(c["runs"].keys())
+    check(runs == swept and len(runs) == 6, "every run of the small sweep in the output", str(runs))
     check("best_run_kept" in f["stop"].attrs and "total_steps_saved" in f["stop"].attrs,
           "stop list summary stored")
 
