@@ -8,10 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "core/launcher.hpp"
 #include "core/rng.hpp"
 #include "core/types.hpp"
 #include "kernels/gru_weights.hpp"
+#include "kernels/parameter_store.hpp"
 
 namespace hpt {
 
@@ -34,6 +36,8 @@ struct RssmParams {
   View2<Real, Mem> prior_scale_b;  // b (E, S)
   View3<Real, Mem> loss_head_w;    // C (E, 2, H+S): (mu_delta, log var_delta) = C [h; s] + d
   View2<Real, Mem> loss_head_b;    // d (E, 2)
+  // The flat buffer the views above point into when built over one (keeps it alive), else empty.
+  View1<Real, Mem> storage;
 
   RssmParams() = default;
   RssmParams(int members, int hidden, int stochastic, int input)
@@ -44,6 +48,37 @@ struct RssmParams {
         prior_scale_b("rssm.prior_scale_b", members, stochastic),
         loss_head_w("rssm.loss_head_w", members, 2, hidden + stochastic),
         loss_head_b("rssm.loss_head_b", members, 2) {}
+  // Unmanaged views over `flat` (laid out as declare_rssm_tensors does, in for_each_tensor order),
+  // so a ParameterStore's values or gradients are seen with the usual tensor shapes.
+  RssmParams(const View1<Real, Mem>& flat, int members, int hidden, int stochastic, int input)
+      : storage(flat) {
+    const int E = members, H = hidden, S = stochastic, I = input;
+    HPT_REQUIRE(flat.extent(0) == flat_size(E, H, S, I),
+                "RssmParams: flat buffer size does not match the RSSM sizes");
+    Real* next = flat.data();
+    const auto take = [&next](std::size_t count) {
+      Real* p = next;
+      next += count;
+      return p;
+    };
+    const auto n = [](int a, int b, int c = 1) { return std::size_t(a) * b * c; };
+    gru.w_ih = View3<Real, Mem>(take(n(E, 3 * H, I)), E, 3 * H, I);
+    gru.w_hh = View3<Real, Mem>(take(n(E, 3 * H, H)), E, 3 * H, H);
+    gru.b_ih = View2<Real, Mem>(take(n(E, 3 * H)), E, 3 * H);
+    gru.b_hh = View2<Real, Mem>(take(n(E, 3 * H)), E, 3 * H);
+    prior_mean_w = View3<Real, Mem>(take(n(E, S, H)), E, S, H);
+    prior_mean_b = View2<Real, Mem>(take(n(E, S)), E, S);
+    prior_scale_w = View3<Real, Mem>(take(n(E, S, H)), E, S, H);
+    prior_scale_b = View2<Real, Mem>(take(n(E, S)), E, S);
+    loss_head_w = View3<Real, Mem>(take(n(E, 2, H + S)), E, 2, H + S);
+    loss_head_b = View2<Real, Mem>(take(n(E, 2)), E, 2);
+  }
+
+  // Elements of all tensors together.
+  static std::size_t flat_size(int E, int H, int S, int I) {
+    const std::size_t e = std::size_t(E);
+    return e * (3 * H * (I + H + 2) + 2 * S * (H + 1) + 2 * (H + S + 1));
+  }
 
   KOKKOS_INLINE_FUNCTION int members() const { return gru.members(); }
   KOKKOS_INLINE_FUNCTION int hidden() const { return gru.hidden(); }
@@ -71,6 +106,27 @@ struct RssmParams {
     fn("loss_head.b", loss_head_b.data(), shape(loss_head_b));
   }
 };
+
+// Gradients of the loss with respect to every RSSM tensor: the same layout, over a gradient buffer.
+template <class Real, class Mem = MemSpace>
+using GradRssm = RssmParams<Real, Mem>;
+
+// Declares the RSSM tensors in `store` in for_each_tensor order, a rank-3 tensor (E, R, C) as the
+// matrix (E * R, C) and a rank-2 one (E, C) as (E, C), so RssmParams(store.values(), ...) views
+// the store's buffer with the usual shapes.
+template <class Real, class Mem>
+void declare_rssm_tensors(ParameterStore<Real, Mem>& store, int E, int H, int S, int I) {
+  store.add_matrix("gru.w_ih", E * 3 * H, I);
+  store.add_matrix("gru.w_hh", E * 3 * H, H);
+  store.add_matrix("gru.b_ih", E, 3 * H);
+  store.add_matrix("gru.b_hh", E, 3 * H);
+  store.add_matrix("prior.mean_w", E * S, H);
+  store.add_matrix("prior.mean_b", E, S);
+  store.add_matrix("prior.scale_w", E * S, H);
+  store.add_matrix("prior.scale_b", E, S);
+  store.add_matrix("loss_head.w", E * 2, H + S);
+  store.add_matrix("loss_head.b", E, 2);
+}
 
 // data[i] = U(-limit, limit) drawn from rng::key(seed, stream, i): the same on every backend.
 template <class Space, class Real>

@@ -1,0 +1,207 @@
+#pragma once
+// One GRU step of one ensemble member inside a team, forward keeping the activations the backward
+// needs, and its backward (truncated BPTT of the RSSM, kernels/rssm_bptt.hpp). Both conventions of
+// GruReset, with h' = (1 - z) n + z h for After (nn.GRUCell) and h' = (1 - z) h + z n for Before.
+// Every unit is one team thread; its vector lanes split the dot products (as in gru_step.hpp).
+#include <Kokkos_Core.hpp>
+
+#include "core/math.hpp"
+#include "kernels/gru_step.hpp"
+#include "kernels/gru_weights.hpp"
+
+namespace hpt::detail {
+
+// Activations of one member-step: rows (H) of the workspace. hn = U_n h + b_hn (After only).
+template <class Vec>
+struct GruSaved {
+  Vec r, z, n, hn;
+};
+
+// h_next = GRU_m(h_prev, x), saving r, z, n (and hn with After). Vectors are team-visible.
+template <class TeamMember, class Real, class Mem, class VecX, class VecH, class Vec>
+KOKKOS_INLINE_FUNCTION void gru_forward_saved(const TeamMember& team,
+                                              const GruWeights<Real, Mem>& w, const int m,
+                                              const GruReset reset, const VecX& x,
+                                              const VecH& h_prev, const Vec& h_next,
+                                              const GruSaved<Vec>& a) {
+  const int H = w.hidden();
+  const int I = w.input();
+  if (reset == GruReset::After) {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int j) {
+      Sum3<Real> wx, uh;  // W_{r,z,n} x and U_{r,z,n} h
+      Kokkos::parallel_reduce(
+          Kokkos::ThreadVectorRange(team, I),
+          [&](const int k, Sum3<Real>& acc) {
+            acc.a += w.w_ih(m, j, k) * x(k);
+            acc.b += w.w_ih(m, H + j, k) * x(k);
+            acc.c += w.w_ih(m, 2 * H + j, k) * x(k);
+          },
+          wx);
+      Kokkos::parallel_reduce(
+          Kokkos::ThreadVectorRange(team, H),
+          [&](const int k, Sum3<Real>& acc) {
+            acc.a += w.w_hh(m, j, k) * h_prev(k);
+            acc.b += w.w_hh(m, H + j, k) * h_prev(k);
+            acc.c += w.w_hh(m, 2 * H + j, k) * h_prev(k);
+          },
+          uh);
+      const Real r = math::sigmoid(wx.a + w.b_ih(m, j) + uh.a + w.b_hh(m, j));
+      const Real z = math::sigmoid(wx.b + w.b_ih(m, H + j) + uh.b + w.b_hh(m, H + j));
+      const Real hn = uh.c + w.b_hh(m, 2 * H + j);
+      const Real n = math::tanh(wx.c + w.b_ih(m, 2 * H + j) + r * hn);
+      Kokkos::single(Kokkos::PerThread(team), [&]() {
+        a.r(j) = r;
+        a.z(j) = z;
+        a.n(j) = n;
+        a.hn(j) = hn;
+        h_next(j) = (Real(1) - z) * n + z * h_prev(j);
+      });
+    });
+    return;
+  }
+  // Before: U_n (r * h) needs the whole r first.
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int j) {
+    Real wx = 0, uh = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::ThreadVectorRange(team, I),
+        [&](const int k, Real& acc) { acc += w.w_ih(m, j, k) * x(k); }, wx);
+    Kokkos::parallel_reduce(
+        Kokkos::ThreadVectorRange(team, H),
+        [&](const int k, Real& acc) { acc += w.w_hh(m, j, k) * h_prev(k); }, uh);
+    const Real r = math::sigmoid(wx + w.b_ih(m, j) + uh + w.b_hh(m, j));
+    Kokkos::single(Kokkos::PerThread(team), [&]() { a.r(j) = r; });
+  });
+  team.team_barrier();
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int j) {
+    Sum3<Real> wx, uh;  // W_z x, W_n x; U_z h, U_n (r * h)
+    Kokkos::parallel_reduce(
+        Kokkos::ThreadVectorRange(team, I),
+        [&](const int k, Sum3<Real>& acc) {
+          acc.b += w.w_ih(m, H + j, k) * x(k);
+          acc.c += w.w_ih(m, 2 * H + j, k) * x(k);
+        },
+        wx);
+    Kokkos::parallel_reduce(
+        Kokkos::ThreadVectorRange(team, H),
+        [&](const int k, Sum3<Real>& acc) {
+          acc.b += w.w_hh(m, H + j, k) * h_prev(k);
+          acc.c += w.w_hh(m, 2 * H + j, k) * (a.r(k) * h_prev(k));
+        },
+        uh);
+    const Real z = math::sigmoid(wx.b + w.b_ih(m, H + j) + uh.b + w.b_hh(m, H + j));
+    const Real n = math::tanh(wx.c + w.b_ih(m, 2 * H + j) + uh.c + w.b_hh(m, 2 * H + j));
+    Kokkos::single(Kokkos::PerThread(team), [&]() {
+      a.z(j) = z;
+      a.n(j) = n;
+      h_next(j) = (Real(1) - z) * h_prev(j) + z * n;
+    });
+  });
+}
+
+// Team-visible work vectors of the GRU backward: dgate (3H) holds da_r, da_z, da_n (gradients of
+// the gate pre-activations); dhn (H) the gradient of U_n h + b_hn (After).
+template <class Vec>
+struct GruBackwardWork {
+  Vec dgate, dhn;
+};
+
+// Accumulates the weight gradients of the row q of every gate block: dW_ih(q) += gi x and
+// dW_hh(q) += gh v, where v is h_prev, or r * h_prev for the candidate block with Before.
+template <class TeamMember, class Real, class Mem, class VecX, class VecH, class VecA, class VecD>
+KOKKOS_INLINE_FUNCTION void gru_weight_grads(const TeamMember& team, const GruWeights<Real, Mem>& g,
+                                             const int m, const GruReset reset, const VecX& x,
+                                             const VecH& h_prev, const GruSaved<VecA>& a,
+                                             const GruBackwardWork<VecD>& work) {
+  const int H = g.hidden();
+  const int I = g.input();
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 3 * H), [&](const int q) {
+    const bool candidate = q >= 2 * H;
+    const Real gi = work.dgate(q);
+    const Real gh = (candidate && reset == GruReset::After) ? work.dhn(q - 2 * H) : gi;
+    const bool gated_h = candidate && reset == GruReset::Before;
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, I),
+                         [&](const int k) { g.w_ih(m, q, k) += gi * x(k); });
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, H), [&](const int k) {
+      g.w_hh(m, q, k) += gh * (gated_h ? a.r(k) * h_prev(k) : h_prev(k));
+    });
+    Kokkos::single(Kokkos::PerThread(team), [&]() {
+      g.b_ih(m, q) += gi;
+      g.b_hh(m, q) += gh;
+    });
+  });
+}
+
+// carry(k) += sum_j U(j, k) d_j over the blocks whose recurrent input is h itself: r, z and, with
+// After, n (through dhn).
+template <class TeamMember, class Real, class Mem, class Vec>
+KOKKOS_INLINE_FUNCTION void gru_recurrent_grad(const TeamMember& team,
+                                               const GruWeights<Real, Mem>& w, const int m,
+                                               const GruReset reset,
+                                               const GruBackwardWork<Vec>& work, const Vec& carry) {
+  const int H = w.hidden();
+  const bool after = reset == GruReset::After;
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int k) {
+    Real sum = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::ThreadVectorRange(team, H),
+        [&](const int j, Real& acc) {
+          acc += w.w_hh(m, j, k) * work.dgate(j) + w.w_hh(m, H + j, k) * work.dgate(H + j);
+          if (after) acc += w.w_hh(m, 2 * H + j, k) * work.dhn(j);
+        },
+        sum);
+    Kokkos::single(Kokkos::PerThread(team), [&]() { carry(k) += sum; });
+  });
+}
+
+// Backward of h_next = GRU_m(h_prev, x) given dh = dL/dh_next: accumulates the gradients of every
+// GRU tensor of member m into g, and writes carry = dL/dh_prev (through this step only) when
+// want_dh_prev. Needs the activations gru_forward_saved kept. The caller puts a team barrier
+// before (dh written) and after (carry read).
+template <class TeamMember, class Real, class Mem, class VecX, class VecH, class VecA, class VecD>
+KOKKOS_INLINE_FUNCTION void gru_backward(const TeamMember& team, const GruWeights<Real, Mem>& w,
+                                         const GruWeights<Real, Mem>& g, const int m,
+                                         const GruReset reset, const VecX& x, const VecH& h_prev,
+                                         const GruSaved<VecA>& a, const VecD& dh,
+                                         const GruBackwardWork<VecD>& work, const VecD& carry,
+                                         const bool want_dh_prev) {
+  const int H = w.hidden();
+  const bool after = reset == GruReset::After;
+  // Update gate and candidate, and the direct path from h_prev to h_next.
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int j) {
+    Kokkos::single(Kokkos::PerThread(team), [&]() {
+      const Real z = a.z(j), n = a.n(j);
+      const Real dn = after ? dh(j) * (Real(1) - z) : dh(j) * z;
+      const Real dz = after ? dh(j) * (h_prev(j) - n) : dh(j) * (n - h_prev(j));
+      const Real dan = dn * (Real(1) - n * n);
+      work.dgate(H + j) = dz * z * (Real(1) - z);
+      work.dgate(2 * H + j) = dan;
+      carry(j) = after ? dh(j) * z : dh(j) * (Real(1) - z);
+      if (after) {  // a_n = ... + r * hn
+        const Real r = a.r(j);
+        work.dhn(j) = dan * r;
+        work.dgate(j) = dan * a.hn(j) * r * (Real(1) - r);
+      }
+    });
+  });
+  team.team_barrier();
+  if (!after) {
+    // Reset gate through U_n (r * h): d(r * h)_k = sum_j U_n(j, k) da_n(j).
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int k) {
+      Real drh = 0;
+      Kokkos::parallel_reduce(
+          Kokkos::ThreadVectorRange(team, H),
+          [&](const int j, Real& acc) { acc += w.w_hh(m, 2 * H + j, k) * work.dgate(2 * H + j); },
+          drh);
+      Kokkos::single(Kokkos::PerThread(team), [&]() {
+        const Real r = a.r(k);
+        work.dgate(k) = drh * h_prev(k) * r * (Real(1) - r);
+        carry(k) += drh * r;
+      });
+    });
+    team.team_barrier();
+  }
+  gru_weight_grads(team, g, m, reset, x, h_prev, a, work);
+  if (want_dh_prev) gru_recurrent_grad(team, w, m, reset, work, carry);
+}
+
+}  // namespace hpt::detail
