@@ -9,10 +9,15 @@
 
 namespace hpt::forecast {
 
-RssmCurveForecaster::RssmCurveForecaster(const RssmDynamics& dynamics, int runs, int scenarios,
+RssmCurveForecaster::RssmCurveForecaster(RssmDynamics& dynamics, int runs, int scenarios,
                                          std::vector<int> horizons, std::uint64_t seed,
-                                         FeatureUpdate feature_update, double clamp)
-    : dynamics_(dynamics), runs_(runs), horizons_(std::move(horizons)) {
+                                         FeatureUpdate feature_update, double clamp,
+                                         const RssmTrainOptions& training, int train_runs)
+    : dynamics_(dynamics),
+      trainer_(dynamics.model(), dynamics.gru_reset(), training, runs),
+      train_runs_(train_runs),
+      runs_(runs),
+      horizons_(std::move(horizons)) {
   HPT_REQUIRE(!horizons_.empty() && horizons_.front() >= kTargetBefore,
               "RssmCurveForecaster: horizons must be sorted and >= 4");
   const int E = dynamics.members(), H = dynamics.hidden(), K = int(horizons_.size());
@@ -40,8 +45,14 @@ RssmCurveForecaster::RssmCurveForecaster(const RssmDynamics& dynamics, int runs,
 }
 
 void RssmCurveForecaster::observe(const CurveState& state) {
+  // The ring keeps the latents before the step; then the step is filtered in.
+  trainer_.observe(state.active_host, state.features, state.log_loss, latents_);
   filter_latents(ExecSpace(), dynamics_.params().gru, dynamics_.gru_reset(), state.features,
                  state.active, latents_, filter_work_);
+}
+
+int RssmCurveForecaster::train() {
+  return train_runs_ > 0 ? trainer_.train(train_runs_) : 0;
 }
 
 double RssmCurveForecaster::member_steps_per_forecast(int active_runs) const {

@@ -12,6 +12,7 @@
 #include "kernels/latent_filter.hpp"
 #include "kernels/rollout_statistics.hpp"
 #include "modules/dynamics/rssm.hpp"
+#include "modules/dynamics/rssm_multi_run.hpp"
 
 namespace hpt::forecast {
 
@@ -21,6 +22,8 @@ struct CurveState {
   View1<LossState<real>> loss_states;   // (R)
   View2<real> norm_mean, norm_inv_std;  // (R, I)
   View1<int> active;                    // (R) 1 for runs that have a record at this step
+  View1<real> log_loss;                 // (R) log loss of the step (active runs)
+  std::vector<int> active_host;         // (R) host copy of `active`
 };
 
 // Per run r and horizon index k (entry r * K + k): statistics of the forecast log window loss.
@@ -37,31 +40,34 @@ class CurveForecaster {
   virtual ~CurveForecaster() = default;
   // One step of every run: the newly encoded state (active(r) = 0: run r did not move).
   virtual void observe(const CurveState& state) = 0;
-  // Learning from the transitions observed so far.
-  virtual void train() = 0;
+  // Learning from the transitions observed so far; returns the number of optimizer updates made.
+  virtual int train() = 0;
   virtual CurveForecast forecast(const CurveState& state) = 0;
 };
 
 // The RSSM ensemble: latents (R, E, H) filtered with the real features every step (one GRU step per
 // member), forecasts from a batched rollout of N scenarios per member and run, summarised with the
-// rollout statistics (quantiles of the window mean loss over the N*E paths, mean of its log).
+// rollout statistics (quantiles of the window mean loss over the N*E paths, mean of its log). The
+// shared ensemble is trained online on every run's transitions (RssmMultiRunTrainer): each
+// train() makes up to `train_runs` BPTT + Adam updates, one per run, round robin.
 class RssmCurveForecaster final : public CurveForecaster {
  public:
-  RssmCurveForecaster(const RssmDynamics& dynamics, int runs, int scenarios,
-                      std::vector<int> horizons, std::uint64_t seed, FeatureUpdate feature_update,
-                      double clamp);
+  RssmCurveForecaster(RssmDynamics& dynamics, int runs, int scenarios, std::vector<int> horizons,
+                      std::uint64_t seed, FeatureUpdate feature_update, double clamp,
+                      const RssmTrainOptions& training, int train_runs);
   void observe(const CurveState& state) override;
-  // Not wired yet: the online training of the shared ensemble (BPTT on every run's transitions)
-  // is another piece of work. Does nothing.
-  void train() override {}
+  int train() override;
   CurveForecast forecast(const CurveState& state) override;
+  long long updates() const { return trainer_.updates(); }
 
   int rollout_horizon() const { return settings_.horizon; }
   // Member-steps of one forecast (for throughput figures).
   double member_steps_per_forecast(int active_runs) const;
 
  private:
-  const RssmDynamics& dynamics_;
+  RssmDynamics& dynamics_;
+  RssmMultiRunTrainer trainer_;
+  int train_runs_;
   int runs_;
   std::vector<int> horizons_;
   RolloutSettings settings_;
