@@ -33,23 +33,6 @@ constexpr int kMinOriginEntries = 10;  // a run is forecast once it has this man
 constexpr int kBaselines = 3;
 const char* const kBaselineNames[kBaselines] = {"last", "loglin", "power"};
 
-std::vector<int> parse_horizons(const Config& c) {
-  const auto list = parse_positive_list(c.get_string("forecast.horizons"), "forecast.horizons");
-  std::vector<int> h;
-  for (long v : list) {
-    if (v < kTargetBefore + 1 || v > 100000)
-      throw InputError("forecast.horizons = '" + c.get_string("forecast.horizons") + "': horizon " +
-                       std::to_string(v) +
-                       " is out of range; expected steps in [5, 100000] (the target window starts "
-                       "4 steps before the horizon)");
-    if (!h.empty() && v <= h.back())
-      throw InputError("forecast.horizons = '" + c.get_string("forecast.horizons") +
-                       "': horizons must increase");
-    h.push_back(int(v));
-  }
-  return h;
-}
-
 io::CurveSet read_input(const Config& c) {
   const std::string path = c.get_string("forecast.input");
   if (path.empty())
@@ -85,6 +68,23 @@ struct OriginRow {
 };
 
 }  // namespace
+
+std::vector<int> parse_horizons(const Config& c) {
+  const auto list = parse_positive_list(c.get_string("forecast.horizons"), "forecast.horizons");
+  std::vector<int> h;
+  for (long v : list) {
+    if (v < kTargetBefore + 1 || v > 100000)
+      throw InputError("forecast.horizons = '" + c.get_string("forecast.horizons") + "': horizon " +
+                       std::to_string(v) +
+                       " is out of range; expected steps in [5, 100000] (the target window starts "
+                       "4 steps before the horizon)");
+    if (!h.empty() && v <= h.back())
+      throw InputError("forecast.horizons = '" + c.get_string("forecast.horizons") +
+                       "': horizons must increase");
+    h.push_back(int(v));
+  }
+  return h;
+}
 
 void declare_forecast_options(OptionSchema& s) {
   s.add_string("forecast.input", "",

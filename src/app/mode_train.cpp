@@ -6,12 +6,15 @@
 #include "io/console.hpp"
 #include "io/dataset_files.hpp"
 #include "io/hdf5_format.hpp"
+#include "app/mode_forecast.hpp"
 #include "app/output_location.hpp"
 #include "modules/dataset/register.hpp"
 #include "modules/encoder/register.hpp"
 #include "modules/model/register.hpp"
 #include "modules/optimizer/register.hpp"
+#include "modules/dynamics/rssm.hpp"
 #include "train/trainer.hpp"
+#include "train/training_forecaster.hpp"
 
 namespace hpt::app {
 
@@ -20,6 +23,9 @@ void declare_train_options(OptionSchema& s) {
   s.add_int("train.batch_size", 32, "minibatch rows", 1, 1 << 24);
   s.add_int("train.val_every", 100, "validation on the whole held-out part every this many steps",
             1);
+  s.add_bool("train.forecaster", false,
+             "train the RSSM forecaster online along the run ([dynamics]) and score its calibrated "
+             "forecasts at forecast.horizons every forecast.every steps (trace /forecasts)");
   s.add_choice("train.hybrid", "off", {"off"},
                "hybrid predictive training (SPEC 6); off = full training, the baseline");
   s.add_int("checkpoint.every", 0,
@@ -114,6 +120,19 @@ int run_train_mode(const RunContext& ctx) {
   encoder->prepare(1);
   train::TrainState state{*model,  *optimizer, *dataset,
                           history, *encoder,   train::dataset_identity(*dataset)};
+  std::unique_ptr<RssmDynamics> dynamics;
+  std::unique_ptr<train::TrainingForecaster> forecaster;
+  if (c.get_bool("train.forecaster")) {
+    dynamics = std::make_unique<RssmDynamics>(c);
+    train::TrainingForecastSettings fs;
+    fs.horizons = parse_horizons(c);
+    fs.every = int(c.get_int("forecast.every"));
+    fs.scenarios = int(c.get_int("forecast.scenarios"));
+    fs.seed = std::uint64_t(c.get_int("run.seed"));
+    fs.calibration_rate = c.get_real("forecast.calibration_rate");
+    forecaster = std::make_unique<train::TrainingForecaster>(*dynamics, *encoder, fs);
+    state.forecaster = forecaster.get();
+  }
   std::int64_t start = 0;
   std::string restart;
   const auto candidates = restart_candidates(ctx);
@@ -165,7 +184,26 @@ int run_train_mode(const RunContext& ctx) {
   table.add_row({"backward passes", std::to_string(s.last_step - s.first_step)});
   table.add_row({"last checkpoint", s.last_checkpoint.empty() ? "-" : s.last_checkpoint});
   table.add_row({"trace", trace.path()});
+  if (forecaster) {
+    const double per = 1e3 / std::max(1.0, done);
+    table.add_row(
+        {"forecaster: filter", io::fmt(forecaster->seconds_filter * per, 4) + " ms/step"});
+    table.add_row(
+        {"forecaster: online training", io::fmt(forecaster->seconds_train * per, 4) + " ms/step"});
+    table.add_row({"forecaster: forecasts (rollouts)",
+                   io::fmt(forecaster->seconds_forecast * per, 4) + " ms/step"});
+  }
   std::cout << "\nsummary\n" << table.str();
+  if (forecaster) {
+    io::TextTable ft({"horizon", "forecasts scored", "mean |error| log L", "90% coverage"});
+    for (const auto& h : forecaster->scores())
+      ft.add_row({std::to_string(h.horizon), std::to_string(h.scored), io::fmt(h.mean_abs_error, 4),
+                  io::fmt(h.coverage, 4)});
+    std::cout << "\nforecaster (" << dynamics->members() << " members, H " << dynamics->hidden()
+              << ", online BPTT over " << c.get_int("dynamics.bptt")
+              << " steps; intervals calibrated online)\n"
+              << ft.str();
+  }
   if (s.non_finite) return 3;
   return 0;
 }

@@ -40,6 +40,16 @@ double AdaptiveConformal::width_factor(int k) const {
   return std::exp(theta_[std::size_t(k)]);
 }
 
+AdaptiveConformal::State AdaptiveConformal::state(int k) const {
+  return {theta_[std::size_t(k)], updates_[std::size_t(k)], inside_[std::size_t(k)]};
+}
+
+void AdaptiveConformal::restore(int k, const State& s) {
+  theta_[std::size_t(k)] = s.theta;
+  updates_[std::size_t(k)] = int(s.updates);
+  inside_[std::size_t(k)] = int(s.inside);
+}
+
 double AdaptiveConformal::realised_coverage(int k) const {
   const int n = updates_[std::size_t(k)];
   return n == 0 ? std::numeric_limits<double>::quiet_NaN()

@@ -29,6 +29,15 @@ class AdaptiveConformal {
   int updates(int k) const { return updates_[std::size_t(k)]; }
   // Fraction of the realised targets of horizon k that fell inside (NaN before the first).
   double realised_coverage(int k) const;
+  int horizons() const { return int(theta_.size()); }
+
+  // The state per horizon (theta, updates, inside), for checkpoints.
+  struct State {
+    double theta = 0;
+    long long updates = 0, inside = 0;
+  };
+  State state(int k) const;
+  void restore(int k, const State& s);
 
  private:
   double miss_rate_;

@@ -43,6 +43,7 @@ StateRegistry state_registry(const TrainState& s, BatchCursor* cursor) {
     r.add_view("encoder/normalizer_center", n->center);
     r.add_view("encoder/normalizer_inv_std", n->inv_std);
   }
+  if (s.forecaster) s.forecaster->declare_state(r, "forecaster/");
   return r;
 }
 
@@ -159,7 +160,8 @@ std::int64_t load_checkpoint(const std::string& path, const TrainState& s) {
   try {
     state.load(root);
   } catch (const InputError& e) {
-    throw refuse(std::string(e.what()) + " (the deck's encoder history sizes must match the run)");
+    throw refuse(std::string(e.what()) +
+                 " (the deck's encoder history sizes and train.forecaster must match the run's)");
   }
   s.dataset.set_cursor(cursor);
   if (std::uint64_t(root.read_int_attribute("checksum")) != state.checksum())

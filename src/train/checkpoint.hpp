@@ -14,6 +14,7 @@
 #include "modules/encoder/encoder.hpp"
 #include "modules/model/model.hpp"
 #include "modules/optimizer/optimizer.hpp"
+#include "train/training_forecaster.hpp"
 
 namespace hpt::train {
 
@@ -23,8 +24,9 @@ struct TrainState {
   Optimizer& optimizer;
   Dataset& dataset;
   TelemetryHistory<real>& history;
-  Encoder& encoder;              // its normaliser statistics are part of the state
-  std::string dataset_identity;  // dataset_identity(dataset), computed once
+  Encoder& encoder;                          // its normaliser statistics are part of the state
+  std::string dataset_identity;              // dataset_identity(dataset), computed once
+  TrainingForecaster* forecaster = nullptr;  // the forecaster trained along, if any
 };
 
 // A checkpoint that cannot be used because its file is damaged (unreadable, or the checksum fails),

@@ -26,6 +26,29 @@ std::vector<io::H5Column> trace_columns() {
 const char* kEventLegend =
     "0 start, 1 restart, 2 checkpoint, 3 signal stop, 4 non-finite stop, 5 end";
 
+std::vector<io::H5Column> forecast_columns() {
+  std::vector<io::H5Column> c;
+  for (const char* n : {"origin", "horizon", "resolved", "inside"})
+    c.push_back({n, io::H5Element::Int64});
+  for (const char* n : {"mean", "q05", "q50", "q95", "target", "width_factor"})
+    c.push_back({n, io::H5Element::Float64});
+  return c;
+}
+
+// Keeps the leading rows of `table` whose `column` (non-decreasing) is <= `last`; returns them.
+std::size_t truncate_after(io::H5File& f, const std::string& table, const std::string& column,
+                           std::int64_t last) {
+  io::H5Table t = io::H5Table::open(f.root(), table);
+  std::vector<std::int64_t> v(t.rows());
+  if (!v.empty())
+    f.root().read_dataset(table + "/" + column, io::H5Element::Int64, v.data(), {v.size()});
+  std::size_t keep = 0;
+  while (keep < v.size() && v[keep] <= last) ++keep;
+  t.truncate(keep);
+  t.flush();
+  return keep;
+}
+
 // Writes the header and empty tables of a fresh trace into `f`.
 void create_trace(io::H5File& f, const std::string& deck) {
   io::write_hpt_header(f, io::HptFileKind::Trace, deck);
@@ -35,8 +58,15 @@ void create_trace(io::H5File& f, const std::string& deck) {
                                             {"kind", io::H5Element::Int64},
                                             {"value", io::H5Element::Float64}});
   events.group().write_string_attribute("kinds", kEventLegend);
+  io::H5Table forecasts = io::H5Table::create(f.root(), "forecasts", forecast_columns());
+  forecasts.group().write_string_attribute(
+      "description",
+      "scored forecasts of the training forecaster: made at `origin` for the log of the mean "
+      "loss over steps origin+horizon-4 .. origin+horizon+5, calibrated 90 % interval [q05, q95], "
+      "realised `target`, `inside` 1/0, scored at step `resolved`");
   steps.flush();
   events.flush();
+  forecasts.flush();
   io::H5Appendable::create(f.root(), "features", io::H5Element::Float64, {std::size_t(kFeatures)});
 }
 
@@ -67,25 +97,13 @@ TraceFile::TraceFile(std::string path, std::string deck, std::int64_t resume_ste
   }
   io::open_hpt_file(path_, io::HptFileKind::Trace);  // checks kind and version
   edit_atomically(path_, [&](io::H5File& f) {
-    io::H5Table steps = io::H5Table::open(f.root(), "steps");
-    std::vector<std::int64_t> s(steps.rows());
-    if (!s.empty()) f.root().read_dataset("steps/step", io::H5Element::Int64, s.data(), {s.size()});
-    std::size_t keep = 0;
-    while (keep < s.size() && s[keep] <= resume_step) ++keep;
-    steps.truncate(keep);
-    steps.flush();
+    const std::size_t keep = truncate_after(f, "steps", "step", resume_step);
     io::H5Appendable features =
         io::H5Appendable::open(f.root(), "features", io::H5Element::Float64);
     features.resize(std::min(keep, features.rows()));
-    // Events past the checkpoint happened in the part of the run that is done again.
-    io::H5Table events = io::H5Table::open(f.root(), "events");
-    std::vector<std::int64_t> e(events.rows());
-    if (!e.empty())
-      f.root().read_dataset("events/step", io::H5Element::Int64, e.data(), {e.size()});
-    std::size_t keep_events = 0;
-    while (keep_events < e.size() && e[keep_events] <= resume_step) ++keep_events;
-    events.truncate(keep_events);
-    events.flush();
+    // Events and scored forecasts past the checkpoint belong to the part of the run done again.
+    truncate_after(f, "events", "step", resume_step);
+    truncate_after(f, "forecasts", "resolved", resume_step);
   });
 }
 
@@ -94,7 +112,7 @@ void TraceFile::event(std::int64_t step, TraceEvent kind, double value) {
 }
 
 void TraceFile::flush() {
-  if (rows_.empty() && events_.empty()) return;
+  if (rows_.empty() && events_.empty() && forecasts_.empty()) return;
   edit_atomically(path_, [&](io::H5File& f) {
     io::H5Table steps = io::H5Table::open(f.root(), "steps");
     for (const auto& r : rows_)
@@ -112,9 +130,15 @@ void TraceFile::flush() {
     io::H5Table events = io::H5Table::open(f.root(), "events");
     for (const auto& e : events_) events.append_row({e.step, std::int64_t(e.kind), e.value});
     events.flush();
+    io::H5Table forecasts = io::H5Table::open(f.root(), "forecasts");
+    for (const auto& r : forecasts_)
+      forecasts.append_row({r.origin, r.horizon, r.resolved, std::int64_t(r.inside), r.mean, r.q05,
+                            r.q50, r.q95, r.target, r.width_factor});
+    forecasts.flush();
   });
   rows_.clear();
   events_.clear();
+  forecasts_.clear();
 }
 
 }  // namespace hpt::train

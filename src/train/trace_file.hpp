@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "train/training_forecaster.hpp"
+
 namespace hpt::train {
 
 struct TraceRow {
@@ -36,6 +38,8 @@ class TraceFile {
   // trace.
   TraceFile(std::string path, std::string deck, std::int64_t resume_step);
   void add(const TraceRow& row) { rows_.push_back(row); }
+  // A scored forecast of the training forecaster (table /forecasts).
+  void add_forecast(const ForecastRow& row) { forecasts_.push_back(row); }
   void event(std::int64_t step, TraceEvent kind, double value = 0.0);
   // Writes the buffered rows and events (atomically, see above).
   void flush();
@@ -52,6 +56,7 @@ class TraceFile {
   };
   std::string path_, deck_;
   std::vector<TraceRow> rows_;
+  std::vector<ForecastRow> forecasts_;
   std::vector<Event> events_;
 };
 

@@ -135,6 +135,10 @@ TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace,
     state_.encoder.encode(state_.history, features);
     Kokkos::deep_copy(features_host, features);
     sum.seconds_encode += part.seconds();
+    if (state_.forecaster) {
+      state_.forecaster->after_step(step, s.loss.loss, features, state_.history);
+      for (const ForecastRow& f : state_.forecaster->take_scored()) trace.add_forecast(f);
+    }
 
     const double now = timer.seconds();
     trace.add(step_trace_row(step, s, val, now,

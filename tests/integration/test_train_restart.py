@@ -18,6 +18,8 @@ def trace(path):
     with h5py.File(path, "r") as f:
         out = {k: f["steps"][k][()] for k in f["steps"].keys() if k != "wall_time"}
         out["features"] = f["features"][()]
+        for k in f["forecasts"].keys():
+            out["forecasts/" + k] = f["forecasts"][k][()]
         return out
 
 
@@ -28,14 +30,20 @@ def state(path):
             out["opt/" + k] = f["optimizer"][k][()]
         for k in f["encoder"].keys():
             out["encoder/" + k] = f["encoder"][k][()]
+        if "forecaster" in f:
+            f["forecaster"].visititems(lambda name, obj: out.__setitem__("forecaster/" + name, obj[()])
+                                       if isinstance(obj, h5py.Dataset) else None)
         out["step"] = f.attrs["step"]
         return out
 
 
+FORECASTER = ["train.forecaster=true", "dynamics.members=2", "dynamics.hidden=8", "dynamics.stochastic=4",
+              "dynamics.bptt=4", "forecast.horizons=5,10", "forecast.every=5", "forecast.scenarios=4"]
 for threads in (1, 2):
-    for opt in ("adam", "sgd"):
+    for opt in ("adam", "sgd", "adam+forecaster"):
         out = os.path.join(a.work, f"t{threads}_{opt}")
-        common = base + [f"output.dir={out}", f"run.threads={threads}", f"optimizer.style={opt}"]
+        common = base + [f"output.dir={out}", f"run.threads={threads}",
+                         f"optimizer.style={opt.split('+')[0]}"] + (FORECASTER if "forecaster" in opt else [])
         if opt == "sgd":
             common += ["optimizer.lr=0.05", "optimizer.nesterov=true"]
         r1 = hptest.run(a.hpt, deck, *common, f"train.steps={2 * N}", "output.name=straight")

@@ -1,0 +1,216 @@
+#include "train/training_forecaster.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "forecast/baselines.hpp"
+
+namespace hpt::train {
+
+namespace {
+
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+enum PendingColumn : int { kOrigin = 0, kHorizonIndex, kMean, kQ05, kQ50, kQ95, kWidth, kColumns };
+
+// Quantile q of sorted values (linear interpolation between order statistics).
+double quantile(const std::vector<double>& sorted, double q) {
+  const double pos = q * double(sorted.size() - 1);
+  const std::size_t i = std::size_t(pos);
+  const double f = pos - double(i);
+  return i + 1 < sorted.size() ? sorted[i] * (1 - f) + sorted[i + 1] * f : sorted[i];
+}
+
+}  // namespace
+
+TrainingForecaster::TrainingForecaster(RssmDynamics& dynamics, Encoder& encoder,
+                                       const TrainingForecastSettings& settings)
+    : dynamics_(dynamics), encoder_(encoder), settings_(settings) {
+  HPT_REQUIRE(!settings_.horizons.empty() && settings_.every >= 1,
+              "TrainingForecaster: needs horizons and an origin spacing");
+  const int K = int(settings_.horizons.size());
+  const int max_h = *std::max_element(settings_.horizons.begin(), settings_.horizons.end());
+  rollout_.horizon = max_h + forecast::kTargetAfter;
+  rollout_.scenarios = settings_.scenarios;
+  rollout_.seed = settings_.seed;
+  rollout_.feature_update = encoder.feature_update();
+  rollout_.clamp = encoder.clamp();
+  out_ = RolloutOutputs<real>(settings_.scenarios, dynamics.members(), dynamics.hidden(),
+                              rollout_.horizon);
+  loss_states_ = View1<LossState<real>>("hpt::forecaster_loss_state", 1);
+  loss_log_ = Kokkos::View<double*, Kokkos::HostSpace>("hpt::forecaster_loss_log",
+                                                       std::size_t(rollout_.horizon + 1));
+  const int pending = K * (rollout_.horizon / settings_.every + 2);
+  pending_ = Kokkos::View<double**, Kokkos::HostSpace>("hpt::forecaster_pending",
+                                                       std::size_t(pending), std::size_t(kColumns));
+  for (int i = 0; i < pending; ++i) pending_(i, kOrigin) = -1;
+  Kokkos::deep_copy(loss_log_, kNaN);
+  calibration_state_ =
+      Kokkos::View<double**, Kokkos::HostSpace>("hpt::forecaster_calibration", std::size_t(K), 3);
+  score_sums_ =
+      Kokkos::View<double**, Kokkos::HostSpace>("hpt::forecaster_scores", std::size_t(K), 3);
+}
+
+forecast::AdaptiveConformal TrainingForecaster::calibration() const {
+  forecast::AdaptiveConformal c(int(settings_.horizons.size()), 0.90, settings_.calibration_rate);
+  for (int k = 0; k < c.horizons(); ++k)
+    c.restore(k, {calibration_state_(k, 0), (long long)calibration_state_(k, 1),
+                  (long long)calibration_state_(k, 2)});
+  return c;
+}
+
+void TrainingForecaster::store(const forecast::AdaptiveConformal& c) {
+  for (int k = 0; k < c.horizons(); ++k) {
+    const auto s = c.state(k);
+    calibration_state_(k, 0) = s.theta;
+    calibration_state_(k, 1) = double(s.updates);
+    calibration_state_(k, 2) = double(s.inside);
+  }
+}
+
+double TrainingForecaster::window_log_loss(std::int64_t first, std::int64_t last) const {
+  const auto cap = std::int64_t(loss_log_.extent(0));
+  double sum = 0;
+  for (std::int64_t s = first; s <= last; ++s) {
+    const double v = loss_log_(std::size_t(s % cap));
+    if (!std::isfinite(v)) return kNaN;
+    sum += v;
+  }
+  return std::log(std::max(sum / double(last - first + 1), forecast::kMinLoss));
+}
+
+void TrainingForecaster::after_step(std::int64_t step, double loss, const View2<real>& features,
+                                    const TelemetryHistory<real>& history) {
+  auto& online = dynamics_.online();
+  const auto x = Kokkos::subview(features, 0, Kokkos::ALL());
+  Kokkos::Timer timer;
+  online.observe(View1<real>(x), std::max(loss, forecast::kMinLoss));
+  seconds_filter += timer.seconds();
+  timer.reset();
+  online.train_step();
+  Kokkos::fence();
+  seconds_train += timer.seconds();
+
+  loss_log_(std::size_t(step % std::int64_t(loss_log_.extent(0)))) = loss;
+  score_due(step);
+  if (step % settings_.every == 0 && online.observed() > std::int64_t(online.options().bptt)) {
+    timer.reset();
+    forecast_at(step, features, history);
+    seconds_forecast += timer.seconds();
+  }
+}
+
+void TrainingForecaster::forecast_at(std::int64_t step, const View2<real>& features,
+                                     const TelemetryHistory<real>& history) {
+  encoder_.extract_loss_state(history, loss_states_);
+  RolloutInputs<real> in;
+  in.x0 = Kokkos::subview(features, 0, Kokkos::ALL());
+  in.loss_states = loss_states_;
+  in.run = 0;
+  in.norm_mean = encoder_.normalizer_mean(0);
+  in.norm_inv_std = encoder_.normalizer_inv_std(0);
+  dynamics_.rollout(in, rollout_, out_);
+  const auto paths = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out_.loss_paths);
+  const int N = int(paths.extent(0)), E = int(paths.extent(1));
+  const forecast::AdaptiveConformal cal = calibration();
+  for (std::size_t k = 0; k < settings_.horizons.size(); ++k) {
+    const int h = settings_.horizons[k];
+    // Per path: log of its mean loss over steps h-4 .. h+5 after the origin (entry j = j steps on).
+    std::vector<double> v;
+    v.reserve(std::size_t(N * E));
+    double mean = 0;
+    for (int n = 0; n < N; ++n)
+      for (int m = 0; m < E; ++m) {
+        double s = 0;
+        for (int j = h - forecast::kTargetBefore; j <= h + forecast::kTargetAfter; ++j)
+          s += double(paths(n, m, j));
+        // An imagined path can overflow; 1e30 bounds its log so the statistics stay finite.
+        const double w = s / (forecast::kTargetBefore + forecast::kTargetAfter + 1);
+        const double l = std::log(std::min(std::max(w, forecast::kMinLoss), 1e30));
+        v.push_back(l);
+        mean += l / double(N * E);
+      }
+    std::sort(v.begin(), v.end());
+    const forecast::Interval iv =
+        cal.apply(int(k), quantile(v, 0.05), quantile(v, 0.50), quantile(v, 0.95));
+    for (std::size_t i = 0; i < pending_.extent(0); ++i) {
+      if (pending_(i, kOrigin) >= 0) continue;
+      pending_(i, kOrigin) = double(step);
+      pending_(i, kHorizonIndex) = double(k);
+      pending_(i, kMean) = mean;
+      pending_(i, kQ05) = iv.lo;
+      pending_(i, kQ50) = iv.mid;
+      pending_(i, kQ95) = iv.hi;
+      pending_(i, kWidth) = cal.width_factor(int(k));
+      break;
+    }
+  }
+}
+
+void TrainingForecaster::score_due(std::int64_t step) {
+  forecast::AdaptiveConformal cal = calibration();
+  bool changed = false;
+  // In the order the forecasts were made (origin, then horizon), as the calibration expects.
+  std::vector<std::size_t> due;
+  for (std::size_t i = 0; i < pending_.extent(0); ++i) {
+    if (pending_(i, kOrigin) < 0) continue;
+    const int h = settings_.horizons[std::size_t(pending_(i, kHorizonIndex))];
+    if (std::int64_t(pending_(i, kOrigin)) + h + forecast::kTargetAfter == step) due.push_back(i);
+  }
+  std::sort(due.begin(), due.end(), [&](std::size_t a, std::size_t b) {
+    return std::make_pair(pending_(a, kOrigin), pending_(a, kHorizonIndex)) <
+           std::make_pair(pending_(b, kOrigin), pending_(b, kHorizonIndex));
+  });
+  for (const std::size_t i : due) {
+    const int k = int(pending_(i, kHorizonIndex));
+    const int h = settings_.horizons[std::size_t(k)];
+    const auto origin = std::int64_t(pending_(i, kOrigin));
+    ForecastRow r;
+    r.origin = origin, r.horizon = h, r.resolved = step;
+    r.mean = pending_(i, kMean), r.q05 = pending_(i, kQ05), r.q50 = pending_(i, kQ50);
+    r.q95 = pending_(i, kQ95), r.width_factor = pending_(i, kWidth);
+    r.target =
+        window_log_loss(origin + h - forecast::kTargetBefore, origin + h + forecast::kTargetAfter);
+    pending_(i, kOrigin) = -1;
+    if (!std::isfinite(r.target)) continue;
+    r.inside = r.target >= r.q05 && r.target <= r.q95;
+    cal.update(k, r.inside == 1);
+    changed = true;
+    score_sums_(k, 0) += std::fabs(r.mean - r.target);
+    score_sums_(k, 1) += 1;
+    score_sums_(k, 2) += r.inside;
+    scored_.push_back(r);
+  }
+  if (changed) store(cal);
+}
+
+std::vector<ForecastRow> TrainingForecaster::take_scored() {
+  std::vector<ForecastRow> out;
+  out.swap(scored_);
+  return out;
+}
+
+std::vector<HorizonScore> TrainingForecaster::scores() const {
+  std::vector<HorizonScore> out;
+  for (std::size_t k = 0; k < settings_.horizons.size(); ++k) {
+    HorizonScore s;
+    s.horizon = settings_.horizons[k];
+    s.scored = (long long)score_sums_(k, 1);
+    s.mean_abs_error = s.scored > 0 ? score_sums_(k, 0) / double(s.scored) : kNaN;
+    s.coverage = s.scored > 0 ? score_sums_(k, 2) / double(s.scored) : kNaN;
+    out.push_back(s);
+  }
+  return out;
+}
+
+void TrainingForecaster::declare_state(StateRegistry& registry, const std::string& prefix) {
+  auto& online = dynamics_.online();
+  for (const auto& b : online.state_buffers()) registry.add_view(prefix + b.name, b.view);
+  for (auto& c : online.state_counters()) registry.add_int(prefix + c.name, c.get, c.set);
+  registry.add_view(prefix + "loss_log", loss_log_);
+  registry.add_view(prefix + "pending", pending_);
+  registry.add_view(prefix + "calibration", calibration_state_);
+  registry.add_view(prefix + "scores", score_sums_);
+}
+
+}  // namespace hpt::train

@@ -1,0 +1,89 @@
+#pragma once
+// The forecaster inside a training run (`train.forecaster = on`): after every real step the RSSM
+// ensemble filters its latents with the step's features and makes one online training step
+// (truncated BPTT + Adam); every `forecast.every` steps it forecasts the log of the mean loss over
+// steps h-4 .. h+5 after the origin, for each horizon h of `forecast.horizons`, from a rollout of
+// `forecast.scenarios` paths per member. The 90 % interval is calibrated online per horizon
+// (adaptive conformal inference) and scored when its target has been trained through: realised
+// coverage and error per horizon go to the trace and the summary. Its whole state is part of the
+// run's checkpoints.
+#include <cstdint>
+#include <vector>
+
+#include "core/types.hpp"
+#include "forecast/adaptive_conformal.hpp"
+#include "kernels/ensemble_rollout.hpp"
+#include "modules/dynamics/rssm.hpp"
+#include "modules/encoder/encoder.hpp"
+#include "train/state_registry.hpp"
+
+namespace hpt::train {
+
+struct TrainingForecastSettings {
+  std::vector<int> horizons{10, 50, 100, 200};
+  int every = 50;
+  int scenarios = 16;
+  std::uint64_t seed = 1;
+  double calibration_rate = 0.05;
+};
+
+// One scored forecast: made at `origin` for horizon `horizon`, resolved at `resolved`.
+struct ForecastRow {
+  std::int64_t origin = 0, horizon = 0, resolved = 0;
+  double mean = 0, q05 = 0, q50 = 0, q95 = 0;  // calibrated, log loss
+  double target = 0;                           // realised log of the window mean loss
+  int inside = 0;
+  double width_factor = 1;  // the calibration's factor when it was made
+};
+
+// Per horizon: forecasts scored, mean |error| (log loss), fraction inside the 90 % interval.
+struct HorizonScore {
+  int horizon = 0;
+  long long scored = 0;
+  double mean_abs_error = 0, coverage = 0;
+};
+
+class TrainingForecaster {
+ public:
+  TrainingForecaster(RssmDynamics& dynamics, Encoder& encoder,
+                     const TrainingForecastSettings& settings);
+
+  // After real step `step` with minibatch loss `loss`: features (1, I) are this step's encoding,
+  // history the run's telemetry (for the loss state the rollout continues).
+  void after_step(std::int64_t step, double loss, const View2<real>& features,
+                  const TelemetryHistory<real>& history);
+  // The forecasts scored since the last call.
+  std::vector<ForecastRow> take_scored();
+  std::vector<HorizonScore> scores() const;
+
+  // Every buffer and counter of its state under `prefix` ("forecaster/").
+  void declare_state(StateRegistry& registry, const std::string& prefix);
+
+  // Seconds spent, fenced: filtering the latents, online training, forecasts (rollouts).
+  double seconds_filter = 0, seconds_train = 0, seconds_forecast = 0;
+
+ private:
+  void forecast_at(std::int64_t step, const View2<real>& features,
+                   const TelemetryHistory<real>& history);
+  void score_due(std::int64_t step);
+  double window_log_loss(std::int64_t first, std::int64_t last) const;  // NaN if not all logged
+
+  RssmDynamics& dynamics_;
+  Encoder& encoder_;
+  TrainingForecastSettings settings_;
+  forecast::AdaptiveConformal calibration() const;  // from calibration_state_
+  void store(const forecast::AdaptiveConformal& c);
+
+  RolloutSettings rollout_;
+  RolloutOutputs<real> out_;
+  View1<LossState<real>> loss_states_;
+  // Host state saved in checkpoints: the newest losses (ring by step), pending forecasts (one row
+  // per slot: origin, k, mean, q05, q50, q95, width factor; origin < 0 = free), the calibration.
+  Kokkos::View<double*, Kokkos::HostSpace> loss_log_;
+  Kokkos::View<double**, Kokkos::HostSpace> pending_;
+  Kokkos::View<double**, Kokkos::HostSpace> calibration_state_;  // (K, 3): theta, updates, inside
+  Kokkos::View<double**, Kokkos::HostSpace> score_sums_;  // (K, 3): sum |error|, scored, inside
+  std::vector<ForecastRow> scored_;
+};
+
+}  // namespace hpt::train
