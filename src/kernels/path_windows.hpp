@@ -10,6 +10,9 @@
 
 namespace hpt {
 
+// Largest window mean kept (log 69): a diverging imagined path saturates here instead of at inf.
+constexpr double kPathWindowMax = 1e30;
+
 // out(r, n, m, j) = mean over k = horizons(j)-before .. horizons(j)+after of paths(r, n, m, k), for
 // the runs with active(r) != 0. paths (R, N, E, Y+1), out (R, N, E, K); every window must lie in
 // [0, Y] (checked on the host copy `host_horizons`).
@@ -42,7 +45,9 @@ HPT_LAUNCHER void window_mean_paths(const Space& space,
         if (act(r) == 0) return;
         Real sum = 0;
         for (int k = hz(j) - before; k <= hz(j) + after; ++k) sum += p(r, n, m, k);
-        o(r, n, m, j) = sum / count;
+        // An imagined path may overflow to inf: bounded, so means of its log stay finite.
+        const Real mean = sum / count;
+        o(r, n, m, j) = mean < Real(kPathWindowMax) ? mean : Real(kPathWindowMax);
       });
 }
 

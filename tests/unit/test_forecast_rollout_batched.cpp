@@ -175,4 +175,20 @@ TYPED_TEST(ForecastBatched, WindowMeansAgainstAHostLoop) {
         }
 }
 
+TYPED_TEST(ForecastBatched, AnOverflowingPathSaturatesItsWindow) {
+  using Space = typename TypeParam::space;
+  using Real = typename TypeParam::real;
+  using Mem = typename Space::memory_space;
+  hpt::View4<Real, Mem> paths("paths", 1, 1, 1, 11);
+  Kokkos::deep_copy(paths, Real(1));
+  Kokkos::deep_copy(Kokkos::subview(paths, 0, 0, 0, 7), std::numeric_limits<Real>::infinity());
+  hpt::View1<int, Mem> horizons("hz", 1), active("active", 1);
+  hpt::test::upload_values(horizons, {5});
+  hpt::test::upload_values(active, {1});
+  hpt::View4<Real, Mem> out("out", 1, 1, 1, 1);
+  hpt::window_mean_paths(Space(), paths, horizons, {5}, 4, 5, active, out);
+  const auto got = download(out);
+  EXPECT_EQ(got[0], double(Real(hpt::kPathWindowMax)));
+}
+
 }  // namespace
