@@ -20,16 +20,20 @@ small = ["forecast.horizons=10,50,100", "forecast.every=10", "forecast.scenarios
          "dynamics.members=2", "dynamics.hidden=16", "dynamics.stochastic=4"]
 
 outputs = {}
-for kind in ("h5", "csv"):
+for kind, threads in (("h5", 2), ("csv", 2), ("h5_1thread", 1)):
     out = os.path.join(a.work, "out_" + kind)
-    r = run(a.hpt, deck, f"forecast.input={sweep}/curves.{kind}", f"output.dir={out}",
-            "output.name=fc", *small)
+    r = run(a.hpt, deck, f"forecast.input={sweep}/curves.{kind.split('_')[0]}", f"output.dir={out}",
+            "output.name=fc", f"run.threads={threads}", *small)
     check(r.returncode == 0, f"forecast from {kind} succeeds", r.stdout[-3000:] + r.stderr)
     check("mean |error| log L" in r.stdout and "run-steps/s" in r.stdout and "stop list" in r.stdout,
           f"{kind}: console summary, stop list and throughput printed", r.stdout[-3000:])
     outputs[kind] = os.path.join(out, "fc.h5")
 
 f5 = h5()
+with f5.File(outputs["h5"], "r") as f, f5.File(outputs["h5_1thread"], "r") as g:
+    same = all(np.array_equal(f["forecasts/" + k][...], g["forecasts/" + k][...], equal_nan=True)
+               for k in f["forecasts"].keys())
+    check(same, "1 and 2 threads give bit-identical forecasts (online training included)")
 with f5.File(outputs["h5"], "r") as f, f5.File(outputs["csv"], "r") as g:
     check(f.attrs["hpt_kind"] in ("forecast", b"forecast"), "output kind is forecast")
     check(list(f.attrs["horizons"]) == [10, 50, 100], "horizons stored")
