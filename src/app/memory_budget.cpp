@@ -10,6 +10,7 @@
 #include "app/bench_sizes.hpp"
 #include "core/error.hpp"
 #include "core/types.hpp"
+#include "io/curve_files.hpp"
 #include "io/dataset_files.hpp"
 #include "modules/dataset/synthetic.hpp"
 #include "modules/model/mlp.hpp"
@@ -45,6 +46,21 @@ double history_bytes(const Config& c, double runs) {
   const double loss = double(c.get_int("encoder.loss_history"));
   const double other = double(c.get_int("encoder.grad_history"));
   return runs * (loss + 16 * other + 64) * kReal + runs * 2 * kFeatures * kReal;
+}
+
+// The RSSM trained online: values, gradients and three Adam buffers of its parameters, the BPTT
+// window's activations, and the rings of `runs` runs.
+double forecaster_bytes(const Config& c, double runs) {
+  const double E = double(c.get_int("dynamics.members")), H = double(c.get_int("dynamics.hidden"));
+  const double S = double(c.get_int("dynamics.stochastic")), K = double(c.get_int("dynamics.bptt"));
+  return 5 * dynamics_bytes(E, H, kFeatures, S) + E * K * (10 * H + 6 * S) * kReal +
+         runs * (K + 1) * (kFeatures + 1 + E * H) * kReal;
+}
+
+std::string forecaster_keys(const Config& c) {
+  return "dynamics.members = " + std::to_string(c.get_int("dynamics.members")) +
+         ", dynamics.hidden = " + std::to_string(c.get_int("dynamics.hidden")) +
+         ", dynamics.bptt = " + std::to_string(c.get_int("dynamics.bptt"));
 }
 
 MemoryNeed train_need(const Config& c) {
@@ -86,9 +102,34 @@ MemoryNeed train_need(const Config& c) {
       double(std::max<std::int64_t>(c.get_int("train.batch_size"), kValidationRows));
   need.bytes += 3 * batch * width_sum * kReal;  // activations, their gradients, pre-activations
   need.bytes += history_bytes(c, 1);
-  need.keys = "model.layers = " + c.get_string("model.layers") +
-              ", train.batch_size = " + std::to_string(c.get_int("train.batch_size")) +
-              (data_key.empty() ? "" : ", " + data_key);
+  if (c.get_bool("train.forecaster")) need.bytes += forecaster_bytes(c, 1);
+  need.keys =
+      "model.layers = " + c.get_string("model.layers") +
+      ", train.batch_size = " + std::to_string(c.get_int("train.batch_size")) +
+      (data_key.empty() ? "" : ", " + data_key) +
+      (c.get_bool("train.forecaster") ? ", train.forecaster on: " + forecaster_keys(c) : "");
+  return need;
+}
+
+MemoryNeed forecast_need(const Config& c) {
+  // The curves were read and checked before (check_forecast_inputs); read again for their sizes.
+  const io::CurveSet curves = io::read_curves(c.get_string("forecast.input"), true);
+  double T = 0;
+  for (const auto& run : curves.runs) T += double(run.steps.size());
+  const double R = double(curves.runs.size());
+  const double E = double(c.get_int("dynamics.members")), H = double(c.get_int("dynamics.hidden"));
+  const double N = double(c.get_int("forecast.scenarios"));
+  double max_h = 0;
+  for (long h : parse_positive_list(c.get_string("forecast.horizons"), "forecast.horizons"))
+    max_h = std::max(max_h, double(h));
+  MemoryNeed need;
+  need.bytes = forecaster_bytes(c, R) + history_bytes(c, R) + R * E * H * 2 * kReal +
+               rollout_bytes(R * N, E, H, max_h + 5) + T * 8 * 6;
+  need.keys = "forecast.input = '" + c.get_string("forecast.input") + "' (" +
+              std::to_string(curves.runs.size()) +
+              " runs), forecast.scenarios = " + std::to_string(c.get_int("forecast.scenarios")) +
+              ", forecast.horizons = " + c.get_string("forecast.horizons") + ", " +
+              forecaster_keys(c);
   return need;
 }
 
@@ -168,6 +209,7 @@ MemoryNeed estimate_memory_need(const Config& config, const std::string& mode) {
   if (mode == "train") return train_need(config);
   if (mode == "rollout") return rollout_need(config);
   if (mode == "bench") return bench_need(config);
+  if (mode == "forecast") return forecast_need(config);
   return {};
 }
 

@@ -52,6 +52,10 @@ with h5py.File(big, "w") as f:  # declares 10^8 x 1000 without storing it (chunk
 refused("HDF5 declaring 10^8 x 1000", xor, ["dataset.style=hdf5", f"dataset.path={big}", "model.layers=1000,8,2"],
         ["dataset.path", "100000000 x 1000", "available"], out("m5"))
 
+refused("huge forecaster in training", xor, ["train.forecaster=true", "dynamics.hidden=16384",
+                                             "dynamics.members=64"],
+        ["train.forecaster", "dynamics.hidden = 16384", "available"], out("m6"))
+
 # Output locations are checked before any work (defect 3).
 refused("rollout into an unwritable folder", quick, small_rollout, ["output.dir", "/proc/hpt-out"],
         "/proc/hpt-out")
