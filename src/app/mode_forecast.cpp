@@ -8,6 +8,7 @@
 #include <map>
 
 #include "app/bench_sizes.hpp"
+#include "app/gemm_probe.hpp"
 #include "app/model_file.hpp"
 #include "app/output_location.hpp"
 #include "core/error.hpp"
@@ -175,7 +176,8 @@ int run_forecast_mode(const RunContext& ctx) {
     return n == 0 ? kNaN : forecast::forecast_last(runs[std::size_t(r)].loss, n);
   };
   long long run_steps = 0;
-  double forecast_seconds = 0, train_seconds = 0;
+  double forecast_seconds = 0, train_seconds = 0, member_steps = 0;
+  long long rollout_paths = 0;
 
   Kokkos::fence();
   Kokkos::Timer timer;
@@ -248,6 +250,10 @@ int run_forecast_mode(const RunContext& ctx) {
     Kokkos::Timer forecast_timer;
     const forecast::CurveForecast f = forecaster.forecast(at_origin);
     forecast_seconds += forecast_timer.seconds();
+    member_steps += forecaster.member_steps_per_forecast(origin_runs);
+    rollout_paths = std::max<long long>(
+        rollout_paths,
+        (long long)origin_runs * c.get_int("forecast.scenarios") * dynamics.members());
 
     for (int r = 0; r < R; ++r) {
       if (!host_origin(r)) continue;
@@ -397,6 +403,22 @@ int run_forecast_mode(const RunContext& ctx) {
                 << stop_origin[std::size_t(r)] << " (P "
                 << io::fmt(stop_probability[std::size_t(r)]) << ", saves " << saved[std::size_t(r)]
                 << " steps)\n";
+  // The rollouts' work against this machine's GEMM rate: their GRU and head products as one GEMM
+  // of the same shape (3H x (H + I) times the H + I rows of every active path).
+  const double gemm_gflops = measure_gemm_gflops(
+      3 * dynamics.hidden(), std::max(1, int(std::min<long long>(rollout_paths, 1 << 16))),
+      dynamics.hidden() + dynamics.input());
+  const double rollout_gflops =
+      forecast_seconds > 0 ? member_steps *
+                                 rollout_flops_per_member_step(dynamics.hidden(), dynamics.input(),
+                                                               dynamics.stochastic()) /
+                                 forecast_seconds * 1e-9
+                           : 0.0;
+  std::cout << "rollouts: " << io::fmt(member_steps / std::max(forecast_seconds, 1e-9))
+            << " member-steps/s, " << io::fmt(rollout_gflops)
+            << " GFLOP/s = " << io::fmt(100.0 * rollout_gflops / std::max(gemm_gflops, 1e-9))
+            << " % of this machine's GEMM rate measured now (" << io::fmt(gemm_gflops)
+            << " GFLOP/s)\n";
   std::cout << "throughput: " << io::fmt(seconds > 0 ? double(run_steps) / seconds : 0.0)
             << " run-steps/s (" << io::fmt(seconds) << " s, of which forecasts "
             << io::fmt(forecast_seconds) << " s, online training " << io::fmt(train_seconds)
@@ -419,6 +441,10 @@ int run_forecast_mode(const RunContext& ctx) {
                                     std::to_string(train_runs) +
                                     " runs per step, round robin, one Adam step each");
     root.write_int_attribute("training_updates", forecaster.updates());
+    root.write_double_attribute("rollout_member_steps_per_second",
+                                member_steps / std::max(forecast_seconds, 1e-9));
+    root.write_double_attribute("rollout_gflops", rollout_gflops);
+    root.write_double_attribute("gemm_gflops", gemm_gflops);
     root.write_string_attribute(
         "beat_probability_method",
         "fraction of the calibrated sample paths (largest horizon) below the best other run's "
