@@ -18,7 +18,7 @@ namespace {
 void declare_run_options(OptionSchema& s) {
   s.add_choice("run.mode", "train", {"train", "rollout", "bench", "forecast"},
                "what to do: train (full training, SPEC 7.1), rollout (ensemble forecast paths), "
-               "bench (kernel timings, PERF.md), forecast (loss curves of a sweep of runs)");
+               "bench (kernel timings, docs/perf), forecast (loss curves of a sweep of runs)");
   s.add_int("run.seed", 1, "seed of every random draw of the run", 0);
   s.add_int("run.threads", 0,
             "host threads for the OpenMP backend (0: OMP_NUM_THREADS or the Kokkos default)", 0,

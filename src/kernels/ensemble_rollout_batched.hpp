@@ -1,5 +1,5 @@
 #pragma once
-// The ensemble rollout (SPEC 5) of R runs at once: one team per (run, scenario, member) with the
+// The ensemble rollout (docs/method.md, section 5) of R runs at once: one team per (run, scenario, member) with the
 // team-per-path formulas of ensemble_rollout.hpp (the shared detail:: helpers), each run from its
 // own latents h0(r, :, :), features, loss state and normaliser row. Run r draws its random numbers
 // with seed batched_rollout_seed(settings.seed, r), so its paths equal those of ensemble_rollout

@@ -10,7 +10,7 @@
 
 namespace hpt {
 
-// The two GRU conventions (SPEC 3): where the reset gate acts on the candidate, and which way the
+// The two GRU conventions (docs/method.md, section 3): where the reset gate acts on the candidate, and which way the
 // update gate z blends. Both share r = sigmoid(W_r x + b_ir + U_r h + b_hr) and
 // z = sigmoid(W_z x + b_iz + U_z h + b_hz).
 enum class GruReset : int {
