@@ -181,6 +181,8 @@ int run_forecast_mode(const RunContext& ctx) {
 
   Kokkos::fence();
   Kokkos::Timer timer;
+  const std::size_t print_every = std::size_t(c.get_int("run.print_every"));
+  std::size_t walked = 0;
   for (const long long g : grid) {
     // 1. Push the record of every run that has this step, encode, filter the latents.
     for (int r = 0; r < R; ++r) {
@@ -218,6 +220,13 @@ int run_forecast_mode(const RunContext& ctx) {
     forecaster.train();  // the shared ensemble learns from the runs' newest transitions
     Kokkos::fence();
     train_seconds += train_timer.seconds();
+    if (++walked % print_every == 0 || walked == grid.size()) {
+      const double now = timer.seconds();
+      std::cout << "step " << g << "  (" << walked << "/" << grid.size() << " steps)  "
+                << io::fmt(double(run_steps) / std::max(now, 1e-9)) << " run-steps/s  ETA "
+                << io::fmt(now / double(walked) * double(grid.size() - walked)) << " s"
+                << std::endl;
+    }
 
     // 2. Targets that became known with this step: score them, update the calibration and the
     //    baselines' error records (in the order the forecasts were made).
