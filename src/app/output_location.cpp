@@ -77,11 +77,11 @@ void check_output_file(const std::string& path, const std::string& key,
 
 void OutputDir::create() {
   std::error_code ec;
+  // The folders this call creates, outermost first (remove_if_empty walks them innermost first).
   for (fs::path p(dir_); !p.empty() && !fs::exists(p, ec); p = p.parent_path())
     created_.insert(created_.begin(), p.string());
   fs::create_directories(dir_, ec);
   if (ec) throw InputError("output.dir = '" + dir_ + "' cannot be created: " + ec.message());
-  // created_ is outermost first; remove_if_empty walks it innermost first.
 }
 
 void OutputDir::remove_if_empty() {
