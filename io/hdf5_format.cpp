@@ -18,6 +18,8 @@ const char* kind_name(HptFileKind kind) {
       return "checkpoint";
     case HptFileKind::Trace:
       return "trace";
+    case HptFileKind::Compare:
+      return "compare";
     case HptFileKind::Forecast:
       return "forecast";
   }

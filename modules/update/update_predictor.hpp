@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/types.hpp"
 #include "kernels/parameter_store.hpp"
+#include "kernels/update_kernels.hpp"
 
 namespace hpt {
 
@@ -53,6 +54,16 @@ class UpdatePredictorBase {
     ++count_;
     after_observe();
   }
+  // After an accepted predict block moved the parameters from `block_start` to where they are now:
+  // every kept snapshot moves by the same displacement, so later differences between snapshots see
+  // the real steps only, not the jump.
+  void shift_history(const buffer_type& block_start) {
+    HPT_REQUIRE(params_ != nullptr, "UpdatePredictor::shift_history before bind()");
+    for (auto& snap : ring_)
+      add_difference<Space, Real>(space_, snap, params_->values(), block_start);
+  }
+  // Forgets the observed steps (after the parameters were restored from an older snapshot).
+  void reset() { head_ = count_ = 0; }
   // Enough real steps were observed to predict.
   bool ready() const { return count_ >= steps_needed(); }
   // Fits the predictor at the newest observed parameters theta_t (the start of a predict block).

@@ -9,6 +9,8 @@ std::string usage_text() {
          "       hpt --help | --version\n"
          "  -i, --input DECK     input deck (INI: [run], [encoder], [dynamics], ...)\n"
          "  -s, --set K=V        override one option of the deck (repeatable)\n"
+         "  --compare            run.mode = compare: the deck's hybrid run against full, budget\n"
+         "                       and freeze training with the same seeds (compare.seeds)\n"
          "  --kokkos-*           options passed to Kokkos (e.g. --kokkos-num-threads=2)\n"
          "  -h, --help           this text and every deck option with its default\n"
          "  --version            version, precision and Kokkos backend\n";
@@ -54,6 +56,8 @@ CommandLine parse_command_line(int argc, char** argv) {
       cl.help = true;
     } else if (a == "--version") {
       cl.version = true;
+    } else if (a == "--compare") {
+      cl.overrides.push_back("run.mode=compare");
     } else if (a == "-i" || a == "--input") {
       set_deck(value(a));
     } else if (a.rfind("--input=", 0) == 0) {

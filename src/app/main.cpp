@@ -6,6 +6,7 @@
 
 #include "app/cli.hpp"
 #include "app/mode_bench.hpp"
+#include "app/mode_compare.hpp"
 #include "app/mode_forecast.hpp"
 #include "app/mode_rollout.hpp"
 #include "app/memory_budget.hpp"
@@ -35,6 +36,7 @@ int run_mode(const hpt::app::RunContext& ctx, const std::string& mode) {
   if (mode == "bench") return hpt::app::run_bench_mode(ctx);
   if (mode == "train") return hpt::app::run_train_mode(ctx);
   if (mode == "forecast") return hpt::app::run_forecast_mode(ctx);
+  if (mode == "compare") return hpt::app::run_compare_mode(ctx);
   throw hpt::InternalError("run.mode '" + mode + "' has no driver");
 }
 
@@ -66,6 +68,7 @@ int run(int argc, char** argv) {
   if (mode == "train") hpt::app::check_train_inputs(ctx);
   if (mode == "bench") hpt::app::check_bench_inputs(ctx);
   if (mode == "forecast") hpt::app::check_forecast_inputs(ctx);
+  if (mode == "compare") hpt::app::check_compare_inputs(ctx);
   const hpt::app::MemoryNeed need = hpt::app::estimate_memory_need(config, mode);
 
   std::vector<std::string> kargs{argv[0]};

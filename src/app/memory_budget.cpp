@@ -206,7 +206,7 @@ double host_available_bytes() {
 }  // namespace
 
 MemoryNeed estimate_memory_need(const Config& config, const std::string& mode) {
-  if (mode == "train") return train_need(config);
+  if (mode == "train" || mode == "compare") return train_need(config);
   if (mode == "rollout") return rollout_need(config);
   if (mode == "bench") return bench_need(config);
   if (mode == "forecast") return forecast_need(config);

@@ -13,6 +13,8 @@
 #include "modules/model/register.hpp"
 #include "modules/optimizer/register.hpp"
 #include "modules/dynamics/rssm.hpp"
+#include "modules/update/register.hpp"
+#include "train/hybrid_policy.hpp"
 #include "train/trainer.hpp"
 #include "train/training_forecaster.hpp"
 
@@ -26,8 +28,40 @@ void declare_train_options(OptionSchema& s) {
   s.add_bool("train.forecaster", false,
              "train the RSSM forecaster online along the run ([dynamics]) and score its calibrated "
              "forecasts at forecast.horizons every forecast.every steps (trace /forecasts)");
-  s.add_choice("train.hybrid", "off", {"off"},
-               "hybrid predictive training (SPEC 6); off = full training, the baseline");
+  s.add_choice("train.hybrid", "off", {"off", "on"},
+               "on: the hybrid loop skips backward passes with verified predicted updates "
+               "(docs/method.md; implies train.forecaster = on); off: full training, the baseline");
+  s.add_int("hybrid.warmup", 100, "real steps before the first predict decision", 0);
+  s.add_int("hybrid.full_steps", 20, "length of a Full block (real steps)", 1, 1 << 30);
+  s.add_int("hybrid.correct_steps", 5, "length of a Correct block after an accepted predict block",
+            1, 1 << 30);
+  s.add_int("hybrid.max_predict_blocks", 5, "predict blocks in a row before a Full block", 1,
+            1 << 30);
+  s.add_int("hybrid.lr_halve_steps", 50,
+            "steps at half learning rate after a critical divergence alarm", 0, 1 << 30);
+  s.add_int("predict.max_horizon", 50,
+            "longest predict block; its horizons are those of forecast.horizons up to this", 1,
+            1 << 20);
+  s.add_real("predict.tol", 0.01,
+             "accept a predict block when the probe loss is <= (1 + tol) x the loss before it "
+             "(and within the forecast's 95 % bound); a negative tol demands an improvement",
+             -1.0, 10.0);
+  s.add_real("predict.confidence", 1.0,
+             "enter a predict block of Y steps when the forecast std of log L at Y is <= this x "
+             "the forecast improvement of log L",
+             0.0, 1e6);
+  s.add_real("predict.min_coverage", 0.8,
+             "enter only at horizons whose scored 90 % intervals covered at least this fraction",
+             0.0, 1.0);
+  s.add_int("predict.min_scored", 5, "forecasts scored at a horizon before its coverage counts", 0,
+            1 << 30);
+  s.add_choice("predict.probe_every", "step", {"step", "end"},
+               "forward passes during a predict block: every step (telemetry continues) or only "
+               "the verification at the end (largest saving)");
+  s.add_int("predict.probe_rows", 512,
+            "validation rows of the fixed probe set that verifies a "
+            "predict block",
+            1, 1 << 30);
   s.add_int("checkpoint.every", 0,
             "checkpoint every this many steps (0: at the end and on a signal)", 0);
   s.add_int("checkpoint.keep", 3, "checkpoints of the run kept on disk (newest first)", 1, 1000000);
@@ -78,7 +112,34 @@ void check_train_inputs(const RunContext& ctx) {
 }
 
 int run_train_mode(const RunContext& ctx) {
+  const train::TrainSummary s = train_run(ctx);
+  return s.non_finite ? 3 : 0;
+}
+
+namespace {
+
+train::HybridSettings hybrid_settings(const Config& c) {
+  train::HybridSettings h;
+  h.warmup = c.get_int("hybrid.warmup");
+  h.full_steps = int(c.get_int("hybrid.full_steps"));
+  h.correct_steps = int(c.get_int("hybrid.correct_steps"));
+  h.max_predict_blocks = int(c.get_int("hybrid.max_predict_blocks"));
+  h.lr_halve_steps = int(c.get_int("hybrid.lr_halve_steps"));
+  h.max_horizon = int(c.get_int("predict.max_horizon"));
+  h.tol = c.get_real("predict.tol");
+  h.confidence = c.get_real("predict.confidence");
+  h.min_coverage = c.get_real("predict.min_coverage");
+  h.min_scored = int(c.get_int("predict.min_scored"));
+  h.probe_every_step = c.get_string("predict.probe_every") == "step";
+  h.probe_rows = int(c.get_int("predict.probe_rows"));
+  return h;
+}
+
+}  // namespace
+
+train::TrainSummary train_run(const RunContext& ctx, const std::vector<char>* replay) {
   const Config& c = ctx.config;
+  const bool hybrid = replay == nullptr && c.get_string("train.hybrid") == "on";
   Registry<Dataset> datasets("dataset");
   register_dataset_styles(datasets, io::read_dataset_file);
   Registry<Model> models("model");
@@ -122,7 +183,7 @@ int run_train_mode(const RunContext& ctx) {
                           history, *encoder,   train::dataset_identity(*dataset)};
   std::unique_ptr<RssmDynamics> dynamics;
   std::unique_ptr<train::TrainingForecaster> forecaster;
-  if (c.get_bool("train.forecaster")) {
+  if (c.get_bool("train.forecaster") || hybrid) {
     dynamics = std::make_unique<RssmDynamics>(c);
     train::TrainingForecastSettings fs;
     fs.horizons = parse_horizons(c);
@@ -133,6 +194,19 @@ int run_train_mode(const RunContext& ctx) {
     forecaster = std::make_unique<train::TrainingForecaster>(*dynamics, *encoder, fs);
     state.forecaster = forecaster.get();
   }
+  std::unique_ptr<train::StepPolicy> policy;
+  if (hybrid) {
+    Registry<UpdatePredictor> updates("update");
+    register_update_styles(updates);
+    policy = std::make_unique<train::HybridPolicy>(state, schedule, hybrid_settings(c),
+                                                   updates.create(c.get_string("update.style"), c),
+                                                   steps);
+  } else if (replay) {
+    policy = train::make_replay_policy(state, schedule, *replay);
+  } else {
+    policy = train::make_full_training_policy(state, schedule);
+  }
+  state.policy = policy.get();
   std::int64_t start = 0;
   std::string restart;
   const auto candidates = restart_candidates(ctx);
@@ -152,7 +226,8 @@ int run_train_mode(const RunContext& ctx) {
     std::cout << "run.restart = auto: no checkpoint of this run yet, starting at step 0\n";
   std::cout << "dataset   " << dataset->summary() << "\n"
             << "model     " << model->summary() << "\n"
-            << "optimizer " << optimizer->summary() << ", " << schedule.summary() << "\n";
+            << "optimizer " << optimizer->summary() << ", " << schedule.summary() << "\n"
+            << "steps     " << policy->name() << "\n";
 
   train::TrainerSettings ts;
   ts.steps = steps;
@@ -181,7 +256,12 @@ int run_train_mode(const RunContext& ctx) {
   table.add_row({"real step (forward, backward, update)",
                  io::fmt(s.seconds_steps * per_step, 4) + " ms/step"});
   table.add_row({"telemetry + encode", io::fmt(s.seconds_encode * per_step, 4) + " ms/step"});
-  table.add_row({"backward passes", std::to_string(s.last_step - s.first_step)});
+  table.add_row({"backward passes", std::to_string(s.backward_passes) + " of " +
+                                        std::to_string(s.last_step - s.first_step) + " steps"});
+  if (hybrid)
+    table.add_row({"skip ratio (steps without a backward pass)",
+                   io::fmt(1.0 - double(s.backward_passes) / std::max(1.0, done), 4)});
+  for (const auto& [k, v] : s.policy_report) table.add_row({k, v});
   table.add_row({"last checkpoint", s.last_checkpoint.empty() ? "-" : s.last_checkpoint});
   table.add_row({"trace", trace.path()});
   if (forecaster) {
@@ -204,8 +284,7 @@ int run_train_mode(const RunContext& ctx) {
               << " steps; intervals calibrated online)\n"
               << ft.str();
   }
-  if (s.non_finite) return 3;
-  return 0;
+  return s;
 }
 
 }  // namespace hpt::app

@@ -1,6 +1,7 @@
 #include "app/schema.hpp"
 
 #include "app/mode_bench.hpp"
+#include "app/mode_compare.hpp"
 #include "app/mode_forecast.hpp"
 #include "app/mode_rollout.hpp"
 #include "app/mode_train.hpp"
@@ -10,15 +11,18 @@
 #include "train/lr_schedule.hpp"
 #include "modules/dynamics/register.hpp"
 #include "modules/encoder/register.hpp"
+#include "modules/update/register.hpp"
 
 namespace hpt::app {
 
 namespace {
 
 void declare_run_options(OptionSchema& s) {
-  s.add_choice("run.mode", "train", {"train", "rollout", "bench", "forecast"},
-               "what to do: train (full training, SPEC 7.1), rollout (ensemble forecast paths), "
-               "bench (kernel timings, docs/perf), forecast (loss curves of a sweep of runs)");
+  s.add_choice(
+      "run.mode", "train", {"train", "rollout", "bench", "forecast", "compare"},
+      "what to do: train (full training, SPEC 7.1), rollout (ensemble forecast paths), "
+      "bench (kernel timings, docs/perf), forecast (loss curves of a sweep of runs), compare "
+      "(a hybrid deck against full, budget and freeze training; also hpt --compare)");
   s.add_int("run.seed", 1, "seed of every random draw of the run", 0);
   s.add_int("run.threads", 0,
             "host threads for the OpenMP backend (0: OMP_NUM_THREADS or the Kokkos default)", 0,
@@ -39,6 +43,8 @@ OptionSchema build_schema() {
   declare_bench_options(s);
   declare_forecast_options(s);
   declare_train_options(s);
+  declare_update_options(s);
+  declare_compare_options(s);
   declare_dataset_options(s);
   declare_model_options(s);
   declare_optimizer_options(s);

@@ -76,6 +76,18 @@ HPT_LAUNCHER void ema_of_difference(const Space& space,
       });
 }
 
+// dst += a - b, element-wise.
+template <class Space, class Real>
+HPT_LAUNCHER void add_difference(const Space& space, View1<Real, typename Space::memory_space> dst,
+                                 View1<const Real, typename Space::memory_space> a,
+                                 View1<const Real, typename Space::memory_space> b) {
+  Kokkos::parallel_for(
+      "hpt::add_difference", Kokkos::RangePolicy<Space>(space, 0, dst.extent(0)),
+      KOKKOS_LAMBDA(const std::int64_t i) {
+        dst(i) = Real(double(dst(i)) + double(a(i)) - double(b(i)));
+      });
+}
+
 // out = s * in, element-wise.
 template <class Space, class Real>
 HPT_LAUNCHER void copy_scaled(const Space& space, View1<Real, typename Space::memory_space> out,

@@ -44,6 +44,7 @@ StateRegistry state_registry(const TrainState& s, BatchCursor* cursor) {
     r.add_view("encoder/normalizer_inv_std", n->inv_std);
   }
   if (s.forecaster) s.forecaster->declare_state(r, "forecaster/");
+  if (s.policy) s.policy->declare_state(r, "hybrid/");
   return r;
 }
 
@@ -160,12 +161,15 @@ std::int64_t load_checkpoint(const std::string& path, const TrainState& s) {
   try {
     state.load(root);
   } catch (const InputError& e) {
-    throw refuse(std::string(e.what()) +
-                 " (the deck's encoder history sizes and train.forecaster must match the run's)");
+    throw refuse(
+        std::string(e.what()) +
+        " (the deck's encoder history sizes, train.forecaster and train.hybrid must match the "
+        "run's)");
   }
   s.dataset.set_cursor(cursor);
   if (std::uint64_t(root.read_int_attribute("checksum")) != state.checksum())
     throw damaged("its checksum does not match its contents (the file is damaged)");
+  if (s.policy) s.policy->after_load();
   return root.read_int_attribute("step");
 }
 

@@ -14,6 +14,7 @@
 #include "modules/encoder/encoder.hpp"
 #include "modules/model/model.hpp"
 #include "modules/optimizer/optimizer.hpp"
+#include "train/step_policy.hpp"
 #include "train/training_forecaster.hpp"
 
 namespace hpt::train {
@@ -27,6 +28,7 @@ struct TrainState {
   Encoder& encoder;                          // its normaliser statistics are part of the state
   std::string dataset_identity;              // dataset_identity(dataset), computed once
   TrainingForecaster* forecaster = nullptr;  // the forecaster trained along, if any
+  StepPolicy* policy = nullptr;              // the step policy, when it has state (hybrid)
 };
 
 // A checkpoint that cannot be used because its file is damaged (unreadable, or the checksum fails),

@@ -30,6 +30,23 @@ void StateRegistry::add_int(const std::string& path, std::function<std::int64_t(
   entries_.push_back(std::move(e));
 }
 
+void StateRegistry::add_real(const std::string& path, std::function<double()> get,
+                             std::function<void(double)> set) {
+  Entry e;
+  e.path = path;
+  e.save = [get](io::H5Group& group, const std::string& name) {
+    group.write_double_attribute(name, get());
+  };
+  e.load = [set](const io::H5Group& group, const std::string& name) {
+    set(group.read_double_attribute(name));
+  };
+  e.hash = [get](std::uint64_t h) {
+    const double v = get();
+    return fnv1a(h, &v, sizeof v);
+  };
+  entries_.push_back(std::move(e));
+}
+
 void StateRegistry::save(io::H5Group& root) const {
   for (const Entry& e : entries_) {
     const auto [dir, name] = split_path(e.path);

@@ -34,6 +34,10 @@ class StateRegistry {
   void add_int(const std::string& path, std::function<std::int64_t()> get,
                std::function<void(std::int64_t)> set);
 
+  // A double saved as the attribute `path`, bit for bit.
+  void add_real(const std::string& path, std::function<double()> get,
+                std::function<void(double)> set);
+
   // Writes every entry under `root`.
   void save(io::H5Group& root) const;
   // Reads every entry from `root`; InputError naming the missing or mis-shaped entry.

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "kernels/telemetry_history.hpp"
+#include "train/checkpoint.hpp"
 
 namespace hpt::train {
 
@@ -30,10 +31,32 @@ class FullTraining final : public StepPolicy {
   LrSchedule schedule_;
 };
 
+class Replay final : public StepPolicy {
+ public:
+  Replay(const TrainState& state, const LrSchedule& schedule, std::vector<char> real_steps)
+      : state_(state), schedule_(schedule), real_(std::move(real_steps)) {}
+  std::string name() const override { return "replay of a real/frozen step pattern"; }
+  StepOutcome run(std::int64_t step, int batch_size) override {
+    if (step > std::int64_t(real_.size()) || real_[std::size_t(step - 1)])
+      return real_step(state_, schedule_, step, batch_size);
+    StepOutcome out;
+    out.real = false;
+    out.phase = telemetry::kPredict;
+    out.loss.loss = out.loss.accuracy = std::numeric_limits<double>::quiet_NaN();
+    out.lr = schedule_(step - 1);
+    return out;
+  }
+
+ private:
+  TrainState state_;
+  LrSchedule schedule_;
+  std::vector<char> real_;
+};
+
 }  // namespace
 
 StepOutcome real_step(const TrainState& state, const LrSchedule& schedule, std::int64_t step,
-                      int batch_size) {
+                      int batch_size, double lr_scale) {
   StepOutcome out;
   out.real = true;
   out.phase = telemetry::kFull;
@@ -44,7 +67,7 @@ StepOutcome real_step(const TrainState& state, const LrSchedule& schedule, std::
     return out;
   }
   state.model.backward(batch);
-  out.lr = schedule(step - 1);
+  out.lr = schedule(step - 1) * lr_scale;
   out.optimizer = state.optimizer.step(out.lr);
   if (!out.optimizer.applied) {
     out.non_finite = true, out.non_finite_value = out.optimizer.grad_norm;
@@ -56,6 +79,11 @@ StepOutcome real_step(const TrainState& state, const LrSchedule& schedule, std::
 std::unique_ptr<StepPolicy> make_full_training_policy(const TrainState& state,
                                                       const LrSchedule& schedule) {
   return std::make_unique<FullTraining>(state, schedule);
+}
+
+std::unique_ptr<StepPolicy> make_replay_policy(const TrainState& state, const LrSchedule& schedule,
+                                               std::vector<char> real_steps) {
+  return std::make_unique<Replay>(state, schedule, std::move(real_steps));
 }
 
 }  // namespace hpt::train

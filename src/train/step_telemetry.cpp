@@ -68,6 +68,12 @@ TraceRow step_trace_row(std::int64_t step, const StepOutcome& s, const StepValid
   row.update_cos = s.optimizer.update_cos;
   row.lr = s.lr;
   row.wall_time = wall_time;
+  row.backward = s.real ? 1 : 0;
+  row.block_horizon = s.block_horizon;
+  row.forecast_mean = s.forecast_mean;
+  row.forecast_hi = s.forecast_hi;
+  row.confidence = s.confidence;
+  row.verdict = s.verdict;
   row.features = std::move(features);
   return row;
 }

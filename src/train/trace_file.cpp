@@ -19,12 +19,16 @@ namespace {
 std::vector<io::H5Column> trace_columns() {
   std::vector<io::H5Column> c;
   for (const auto& n : TraceFile::column_names())
-    c.push_back({n, (n == "step" || n == "phase") ? io::H5Element::Int64 : io::H5Element::Float64});
+    c.push_back({n, (n == "step" || n == "phase" || n == "backward" || n == "block_horizon" ||
+                     n == "verdict")
+                        ? io::H5Element::Int64
+                        : io::H5Element::Float64});
   return c;
 }
 
 const char* kEventLegend =
-    "0 start, 1 restart, 2 checkpoint, 3 signal stop, 4 non-finite stop, 5 end";
+    "0 start, 1 restart, 2 checkpoint, 3 signal stop, 4 non-finite stop, 5 end, 6 predict start, "
+    "7 predict accepted, 8 rollback, 9 divergence warning, 10 divergence critical";
 
 std::vector<io::H5Column> forecast_columns() {
   std::vector<io::H5Column> c;
@@ -82,8 +86,9 @@ void edit_atomically(const std::string& path, Edit&& edit) {
 
 const std::vector<std::string>& TraceFile::column_names() {
   static const std::vector<std::string> names = {
-      "step",        "phase",       "loss",       "val_loss", "val_accuracy", "grad_norm",
-      "update_norm", "weight_norm", "update_cos", "lr",       "wall_time"};
+      "step",          "phase",         "loss",        "val_loss",   "val_accuracy", "grad_norm",
+      "update_norm",   "weight_norm",   "update_cos",  "lr",         "wall_time",    "backward",
+      "block_horizon", "forecast_mean", "forecast_hi", "confidence", "verdict"};
   return names;
 }
 
@@ -117,7 +122,8 @@ void TraceFile::flush() {
     io::H5Table steps = io::H5Table::open(f.root(), "steps");
     for (const auto& r : rows_)
       steps.append_row({r.step, r.phase, r.loss, r.val_loss, r.val_accuracy, r.grad_norm,
-                        r.update_norm, r.weight_norm, r.update_cos, r.lr, r.wall_time});
+                        r.update_norm, r.weight_norm, r.update_cos, r.lr, r.wall_time, r.backward,
+                        r.block_horizon, r.forecast_mean, r.forecast_hi, r.confidence, r.verdict});
     steps.flush();
     io::H5Appendable features =
         io::H5Appendable::open(f.root(), "features", io::H5Element::Float64);

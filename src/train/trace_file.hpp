@@ -18,7 +18,12 @@ struct TraceRow {
   std::int64_t phase = 1;                           // telemetry::PhaseCode
   double loss = 0, val_loss = 0, val_accuracy = 0;  // NaN where not computed this step
   double grad_norm = 0, update_norm = 0, weight_norm = 0, update_cos = 0, lr = 0;
-  double wall_time = 0;          // seconds since the run (or the restarted run) began
+  double wall_time = 0;            // seconds since the run (or the restarted run) began
+  std::int64_t backward = 1;       // 1 when the step had a backward pass
+  std::int64_t block_horizon = 0;  // hybrid: length of the predict block the step belongs to
+  double forecast_mean = 0, forecast_hi = 0;  // hybrid: the block's forecast of log L (NaN: none)
+  double confidence = 0;         // hybrid: std / improvement of the newest entry decision
+  std::int64_t verdict = 0;      // hybrid: +1 block accepted, -1 rolled back at this step
   std::vector<double> features;  // the encoder's normalised features of this step (kFeatures)
 };
 
@@ -28,7 +33,12 @@ enum class TraceEvent : std::int64_t {
   Checkpoint = 2,
   SignalStop = 3,
   NonFiniteStop = 4,
-  End = 5
+  End = 5,
+  PredictStart = 6,        // value: the block's horizon
+  PredictAccepted = 7,     // value: probe loss after / before the block
+  Rollback = 8,            // value: probe loss after / before the block
+  DivergenceWarning = 9,   // value: the step's loss
+  DivergenceCritical = 10  // value: the step's loss (parameters restored from the last snapshot)
 };
 
 class TraceFile {

@@ -17,50 +17,19 @@ namespace hpt::train {
 
 namespace {
 
-constexpr int kValidationChunk = 1024;  // rows per validation forward pass
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-Model::batch_type model_batch(const View2<real>& x, const View1<int>& labels,
-                              const View2<real>& targets) {
-  Model::batch_type b;
-  b.x = x;
-  if (labels.extent(0) > 0) b.labels = labels;
-  if (targets.extent(0) > 0) b.targets = targets;
-  return b;
-}
 
 }  // namespace
 
 Trainer::Trainer(const TrainState& state, const LrSchedule& schedule,
                  const TrainerSettings& settings)
     : state_(state), schedule_(schedule), settings_(settings) {
-  const int val_chunk = int(std::min<std::int64_t>(kValidationChunk, state_.dataset.val_size()));
+  const int val_chunk = int(std::min<std::int64_t>(kEvaluationChunk, state_.dataset.val_size()));
   state_.model.reserve_batch(std::max(settings_.batch_size, val_chunk));
 }
 
 Evaluation Trainer::evaluate_validation() {
-  Dataset& d = state_.dataset;
-  const std::int64_t n = d.val_size();
-  Evaluation ev;
-  if (n == 0) return {kNaN, kNaN};
-  for (std::int64_t begin = 0; begin < n; begin += kValidationChunk) {
-    const auto range = std::make_pair(begin, std::min<std::int64_t>(n, begin + kValidationChunk));
-    const View2<real> x = Kokkos::subview(d.x_val(), range, Kokkos::ALL());
-    const View1<int> labels = d.labels_val().extent(0) > 0
-                                  ? View1<int>(Kokkos::subview(d.labels_val(), range))
-                                  : View1<int>();
-    const View2<real> targets =
-        d.targets_val().extent(0) > 0
-            ? View2<real>(Kokkos::subview(d.targets_val(), range, Kokkos::ALL()))
-            : View2<real>();
-    const LossValue lv = state_.model.forward(model_batch(x, labels, targets));
-    const double rows = double(range.second - range.first);
-    ev.loss += lv.loss * rows;
-    ev.accuracy += lv.accuracy * rows;
-  }
-  ev.loss /= double(n);
-  ev.accuracy /= double(n);
-  return ev;
+  return evaluate_validation_rows(state_.model, state_.dataset);
 }
 
 std::string Trainer::write_checkpoint(std::int64_t step, TraceFile& trace) {
@@ -92,7 +61,9 @@ TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace,
   sum.best_val_accuracy = kNaN;
   trace.event(start_step, start_step > 0 ? TraceEvent::Restart : TraceEvent::Start);
 
-  const auto policy = make_full_training_policy(state_, schedule_);
+  std::unique_ptr<StepPolicy> full_training;
+  if (!state_.policy) full_training = make_full_training_policy(state_, schedule_);
+  StepPolicy& policy = state_.policy ? *state_.policy : *full_training;
   Kokkos::View<TelemetryRecord*, Kokkos::LayoutRight, MemSpace> record("hpt::train_record", 1);
   auto record_host = Kokkos::create_mirror_view(record);
   View2<real> features("hpt::train_features", 1, kFeatures);
@@ -104,7 +75,7 @@ TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace,
   for (std::int64_t step = start_step + 1; step <= settings_.steps; ++step) {
     Kokkos::Profiling::pushRegion("hpt::train_step");
     Kokkos::Timer part;
-    const StepOutcome s = policy->run(step, settings_.batch_size);
+    StepOutcome s = policy.run(step, settings_.batch_size);
     Kokkos::fence();
     sum.seconds_steps += part.seconds();
     if (s.non_finite) {
@@ -126,25 +97,45 @@ TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace,
     }
     val.loss = last_val.loss, val.accuracy = last_val.accuracy;
 
-    // The step's telemetry into the device history, then the encoder (which updates its
-    // normaliser).
+    // A real step's telemetry into the device history, then the encoder (which updates its
+    // normaliser) and the forecaster; a step without a backward pass only logs its loss.
     part.reset();
-    record_host(0) = step_record(step, s, val, state_.optimizer.step_count());
-    Kokkos::deep_copy(record, record_host);
-    push_records(ExecSpace(), state_.history, View1<const TelemetryRecord>(record));
-    state_.encoder.encode(state_.history, features);
-    Kokkos::deep_copy(features_host, features);
+    if (s.real) {
+      record_host(0) = step_record(step, s, val, state_.optimizer.step_count());
+      Kokkos::deep_copy(record, record_host);
+      push_records(ExecSpace(), state_.history, View1<const TelemetryRecord>(record));
+      state_.encoder.encode(state_.history, features);
+      Kokkos::deep_copy(features_host, features);
+    }
     sum.seconds_encode += part.seconds();
     if (state_.forecaster) {
-      state_.forecaster->after_step(step, s.loss.loss, features, state_.history);
+      if (s.real)
+        state_.forecaster->after_step(step, s.loss.loss, features, state_.history);
+      else
+        state_.forecaster->log_loss(step, s.loss.loss);
       for (const ForecastRow& f : state_.forecaster->take_scored()) trace.add_forecast(f);
     }
+    policy.after_step(step, s, features);
+    bool restored = s.verdict < 0;
+    for (const PolicyEvent& e : policy.take_events()) {
+      trace.event(e.step, e.kind, e.value);
+      restored = restored || e.kind == TraceEvent::DivergenceCritical;
+      if (!e.message.empty()) std::cout << "hpt: " << e.message << std::endl;
+    }
+    // A validation made before the parameters were restored describes a state the run left.
+    if (val.done && restored) {
+      last_val = evaluate_validation();
+      val.loss = last_val.loss, val.accuracy = last_val.accuracy;
+    }
+    if (s.real) ++sum.backward_passes;
+    sum.real_steps.push_back(s.real ? 1 : 0);
+    if (val.done) sum.validations.push_back({step, sum.backward_passes, val.loss, val.accuracy});
 
     const double now = timer.seconds();
     trace.add(step_trace_row(step, s, val, now,
                              {features_host.data(), features_host.data() + kFeatures}));
     sum.last_step = step;
-    sum.final_loss = s.loss.loss;
+    if (std::isfinite(s.loss.loss)) sum.final_loss = s.loss.loss;
     Kokkos::Profiling::popRegion();
 
     progress.maybe_print(step, now, s.loss.loss, last_val.loss, last_val.accuracy, s.lr);
@@ -168,6 +159,7 @@ TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace,
   sum.seconds = timer.seconds();
   sum.final_val_loss = last_val.loss;
   sum.final_val_accuracy = last_val.accuracy;
+  sum.policy_report = policy.report(double(sum.backward_passes));
   return sum;
 }
 

@@ -1,10 +1,14 @@
 #pragma once
-// Full training (hybrid = off): the step loop over minibatches with telemetry (SPEC 1), validation,
-// progress lines, trace rows, periodic checkpoints and a clean stop on SIGTERM/SIGUSR1.
+// The step loop over minibatches: the step policy (full training, hybrid, replay) makes each step;
+// around it the trainer records telemetry (docs/method.md), validates, prints progress, writes
+// trace rows and periodic checkpoints, and stops cleanly on SIGTERM/SIGUSR1.
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "train/checkpoint.hpp"
+#include "train/evaluation.hpp"
 #include "train/lr_schedule.hpp"
 #include "train/trace_file.hpp"
 
@@ -21,6 +25,13 @@ struct TrainerSettings {
   std::string deck;           // stored in every checkpoint
 };
 
+// A validation of the run: after `backward` backward passes (counted from the run's start or
+// restart).
+struct ValidationPoint {
+  std::int64_t step = 0, backward = 0;
+  double loss = 0, accuracy = 0;
+};
+
 struct TrainSummary {
   std::int64_t first_step = 0, last_step = 0;  // steps completed: (first_step, last_step]
   double final_loss = 0, final_val_loss = 0, final_val_accuracy = 0, best_val_accuracy = 0;
@@ -30,11 +41,10 @@ struct TrainSummary {
   int stop_signal = 0;      // the signal that stopped the run early, or 0
   bool non_finite = false;  // stopped at a non-finite loss or gradient
   std::string last_checkpoint;
-};
-
-// Loss and accuracy of the whole validation part, in batches.
-struct Evaluation {
-  double loss = 0, accuracy = 0;
+  std::int64_t backward_passes = 0;  // steps of this run (since its start or restart) that had one
+  std::vector<ValidationPoint> validations;
+  std::vector<char> real_steps;  // per step of this run: 1 when it had a backward pass
+  std::vector<std::pair<std::string, std::string>> policy_report;
 };
 
 class Trainer {

@@ -91,17 +91,34 @@ void TrainingForecaster::after_step(std::int64_t step, double loss, const View2<
   Kokkos::fence();
   seconds_train += timer.seconds();
 
-  loss_log_(std::size_t(step % std::int64_t(loss_log_.extent(0)))) = loss;
-  score_due(step);
-  if (step % settings_.every == 0 && online.observed() > std::int64_t(online.options().bptt)) {
+  log_loss(step, loss);
+  if (step % settings_.every == 0 && trained()) {
     timer.reset();
     forecast_at(step, features, history);
     seconds_forecast += timer.seconds();
   }
 }
 
-void TrainingForecaster::forecast_at(std::int64_t step, const View2<real>& features,
-                                     const TelemetryHistory<real>& history) {
+bool TrainingForecaster::trained() const {
+  const auto& online = dynamics_.online();
+  return online.observed() > std::int64_t(online.options().bptt);
+}
+
+void TrainingForecaster::log_loss(std::int64_t step, double loss) {
+  loss_log_(std::size_t(step % std::int64_t(loss_log_.extent(0)))) = loss;
+  score_due(step);
+}
+
+ForecastNow TrainingForecaster::forecast_now(std::int64_t step, const View2<real>& features,
+                                             const TelemetryHistory<real>& history) {
+  Kokkos::Timer timer;
+  ForecastNow f = compute(step, features, history);
+  seconds_forecast += timer.seconds();
+  return f;
+}
+
+ForecastNow TrainingForecaster::compute(std::int64_t step, const View2<real>& features,
+                                        const TelemetryHistory<real>& history) {
   encoder_.extract_loss_state(history, loss_states_);
   RolloutInputs<real> in;
   in.x0 = Kokkos::subview(features, 0, Kokkos::ALL());
@@ -111,8 +128,19 @@ void TrainingForecaster::forecast_at(std::int64_t step, const View2<real>& featu
   in.norm_inv_std = encoder_.normalizer_inv_std(0);
   dynamics_.rollout(in, rollout_, out_);
   const auto paths = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out_.loss_paths);
-  const int N = int(paths.extent(0)), E = int(paths.extent(1));
+  const int N = int(paths.extent(0)), E = int(paths.extent(1)), J = int(paths.extent(2));
   const forecast::AdaptiveConformal cal = calibration();
+  ForecastNow now;
+  now.level = window_log_loss(step - 9, step);
+  // An imagined path can overflow; 1e30 bounds its log so the statistics stay finite.
+  auto bounded_log = [](double w) {
+    return std::log(std::min(std::max(w, forecast::kMinLoss), 1e30));
+  };
+  now.mean_log_path.assign(std::size_t(J), 0.0);
+  for (int n = 0; n < N; ++n)
+    for (int m = 0; m < E; ++m)
+      for (int j = 0; j < J; ++j)
+        now.mean_log_path[std::size_t(j)] += bounded_log(double(paths(n, m, j))) / double(N * E);
   for (std::size_t k = 0; k < settings_.horizons.size(); ++k) {
     const int h = settings_.horizons[k];
     // Per path: log of its mean loss over steps h-4 .. h+5 after the origin (entry j = j steps on).
@@ -124,23 +152,36 @@ void TrainingForecaster::forecast_at(std::int64_t step, const View2<real>& featu
         double s = 0;
         for (int j = h - forecast::kTargetBefore; j <= h + forecast::kTargetAfter; ++j)
           s += double(paths(n, m, j));
-        // An imagined path can overflow; 1e30 bounds its log so the statistics stay finite.
-        const double w = s / (forecast::kTargetBefore + forecast::kTargetAfter + 1);
-        const double l = std::log(std::min(std::max(w, forecast::kMinLoss), 1e30));
+        const double l = bounded_log(s / (forecast::kTargetBefore + forecast::kTargetAfter + 1));
         v.push_back(l);
         mean += l / double(N * E);
       }
     std::sort(v.begin(), v.end());
     const forecast::Interval iv =
         cal.apply(int(k), quantile(v, 0.05), quantile(v, 0.50), quantile(v, 0.95));
+    HorizonForecast hf;
+    hf.horizon = h, hf.mean = mean, hf.lo = iv.lo, hf.mid = iv.mid, hf.hi = iv.hi;
+    hf.scored = (long long)score_sums_(k, 1);
+    hf.coverage = hf.scored > 0 ? score_sums_(k, 2) / double(hf.scored) : kNaN;
+    now.horizons.push_back(hf);
+  }
+  return now;
+}
+
+void TrainingForecaster::forecast_at(std::int64_t step, const View2<real>& features,
+                                     const TelemetryHistory<real>& history) {
+  const ForecastNow now = compute(step, features, history);
+  const forecast::AdaptiveConformal cal = calibration();
+  for (std::size_t k = 0; k < now.horizons.size(); ++k) {
+    const HorizonForecast& f = now.horizons[k];
     for (std::size_t i = 0; i < pending_.extent(0); ++i) {
       if (pending_(i, kOrigin) >= 0) continue;
       pending_(i, kOrigin) = double(step);
       pending_(i, kHorizonIndex) = double(k);
-      pending_(i, kMean) = mean;
-      pending_(i, kQ05) = iv.lo;
-      pending_(i, kQ50) = iv.mid;
-      pending_(i, kQ95) = iv.hi;
+      pending_(i, kMean) = f.mean;
+      pending_(i, kQ05) = f.lo;
+      pending_(i, kQ50) = f.mid;
+      pending_(i, kQ95) = f.hi;
       pending_(i, kWidth) = cal.width_factor(int(k));
       break;
     }

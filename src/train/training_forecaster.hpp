@@ -36,6 +36,23 @@ struct ForecastRow {
   double width_factor = 1;  // the calibration's factor when it was made
 };
 
+// A forecast made now for one horizon: raw mean of the paths' log window loss, calibrated 90 %
+// interval (lo = 5 %, hi = 95 % bound, mid = median), and how that horizon's past forecasts fared.
+struct HorizonForecast {
+  int horizon = 0;
+  double mean = 0, lo = 0, mid = 0, hi = 0;
+  long long scored = 0;
+  double coverage = 0;  // realised coverage of the scored forecasts (NaN before the first)
+};
+
+// Forecasts at every horizon from the current state, the mean log loss along the paths per lead
+// (entry j = j steps ahead) and the current level (log of the mean of the newest 10 losses).
+struct ForecastNow {
+  std::vector<HorizonForecast> horizons;
+  std::vector<double> mean_log_path;
+  double level = 0;
+};
+
 // Per horizon: forecasts scored, mean |error| (log loss), fraction inside the 90 % interval.
 struct HorizonScore {
   int horizon = 0;
@@ -52,6 +69,14 @@ class TrainingForecaster {
   // history the run's telemetry (for the loss state the rollout continues).
   void after_step(std::int64_t step, double loss, const View2<real>& features,
                   const TelemetryHistory<real>& history);
+  // After a step without a backward pass: its loss (NaN when none was measured) joins the log the
+  // forecasts are scored against; the ensemble neither filters nor trains on it.
+  void log_loss(std::int64_t step, double loss);
+  // Forecasts from the state after step `step` (not scored; for the hybrid loop's decisions).
+  ForecastNow forecast_now(std::int64_t step, const View2<real>& features,
+                           const TelemetryHistory<real>& history);
+  // Real steps the ensemble has trained on; it forecasts once it has seen one BPTT window.
+  bool trained() const;
   // The forecasts scored since the last call.
   std::vector<ForecastRow> take_scored();
   std::vector<HorizonScore> scores() const;
@@ -65,6 +90,8 @@ class TrainingForecaster {
  private:
   void forecast_at(std::int64_t step, const View2<real>& features,
                    const TelemetryHistory<real>& history);
+  ForecastNow compute(std::int64_t step, const View2<real>& features,
+                      const TelemetryHistory<real>& history);
   void score_due(std::int64_t step);
   double window_log_loss(std::int64_t first, std::int64_t last) const;  // NaN if not all logged
 

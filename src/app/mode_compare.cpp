@@ -1,0 +1,207 @@
+#include "app/mode_compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <limits>
+#include <map>
+
+#include "app/bench_sizes.hpp"
+#include "app/mode_train.hpp"
+#include "app/output_location.hpp"
+#include "io/atomic_file.hpp"
+#include "io/console.hpp"
+#include "io/hdf5_format.hpp"
+
+namespace hpt::app {
+
+namespace {
+
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+const char* const kArms[] = {"full", "hybrid", "budget", "freeze"};
+
+struct ArmResult {
+  train::TrainSummary summary;
+  double val_at_budget = kNaN;  // validation loss after the hybrid arm's number of backward passes
+};
+
+std::vector<long> seeds_of(const Config& c) {
+  const std::string s = c.get_string("compare.seeds");
+  if (s.empty()) return {c.get_int("run.seed")};
+  return parse_positive_list(s, "compare.seeds");
+}
+
+// The validation loss of `points` after `backward` backward passes, interpolated linearly between
+// the two validations around it (NaN beyond the last).
+double loss_at_backward(const std::vector<train::ValidationPoint>& points, double backward) {
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (points[i].backward < backward) continue;
+    if (i == 0 || points[i].backward == backward) return points[i].loss;
+    const auto& a = points[i - 1];
+    const auto& b = points[i];
+    const double f = (backward - double(a.backward)) / double(b.backward - a.backward);
+    return a.loss + f * (b.loss - a.loss);
+  }
+  return kNaN;
+}
+
+// The deck of one arm: run.seed, train.hybrid, steps and the compressed schedule, output name.
+Config arm_config(const Config& base, const std::string& arm, long seed, std::int64_t budget,
+                  const std::string& name) {
+  Config c = base;
+  const std::string origin = "compare arm " + arm;
+  c.set("run.mode", "train", origin);
+  c.set("run.seed", std::to_string(seed), origin);
+  c.set("output.name", name + "_s" + std::to_string(seed) + "_" + arm, origin);
+  c.set("train.hybrid", arm == "hybrid" ? "on" : "off", origin);
+  // Every arm trains the same forecaster, so its cost shows in the wall time only where it is used.
+  c.set("train.forecaster", arm == "hybrid" ? "true" : "false", origin);
+  if (arm == "budget") {
+    const double f = double(budget) / double(base.get_int("train.steps"));
+    c.set("train.steps", std::to_string(budget), origin);
+    c.set("schedule.warmup", std::to_string(long(std::lround(base.get_int("schedule.warmup") * f))),
+          origin);
+    c.set("schedule.step_size",
+          std::to_string(std::max(1L, long(std::lround(base.get_int("schedule.step_size") * f)))),
+          origin);
+    if (base.get_int("schedule.total_steps") > 0)
+      c.set(
+          "schedule.total_steps",
+          std::to_string(std::max(1L, long(std::lround(base.get_int("schedule.total_steps") * f)))),
+          origin);
+  }
+  return c;
+}
+
+std::string mean_spread(const std::vector<double>& v, int digits) {
+  double mean = 0, lo = 1e300, hi = -1e300;
+  for (double x : v) mean += x / double(v.size()), lo = std::min(lo, x), hi = std::max(hi, x);
+  if (v.size() == 1) return io::fmt(mean, digits);
+  return io::fmt(mean, digits) + " [" + io::fmt(lo, digits) + ", " + io::fmt(hi, digits) + "]";
+}
+
+}  // namespace
+
+void declare_compare_options(OptionSchema& s) {
+  s.add_string("compare.seeds", "",
+               "run.mode = compare: seeds of the comparison, e.g. 1,2,3 (empty: run.seed); each "
+               "seed trains the four arms full, hybrid, budget, freeze");
+}
+
+void check_compare_inputs(const RunContext& ctx) {
+  const Config& c = ctx.config;
+  if (c.get_string("train.hybrid") != "on")
+    throw InputError("train.hybrid = '" + c.get_string("train.hybrid") +
+                     "': run.mode = compare judges a hybrid deck; expected train.hybrid = on");
+  if (!c.get_string("run.restart").empty())
+    throw InputError("run.restart = '" + c.get_string("run.restart") +
+                     "': run.mode = compare trains every arm from the start; expected it empty");
+  seeds_of(c);
+  check_train_inputs(ctx);
+  check_output_file(ctx.output_path("_compare.h5"), "output.name", ctx.output_dir);
+}
+
+int run_compare_mode(const RunContext& ctx) {
+  const Config& base = ctx.config;
+  const std::vector<long> seeds = seeds_of(base);
+  std::map<std::string, std::vector<ArmResult>> results;
+  for (const long seed : seeds) {
+    std::int64_t budget = 0;
+    std::vector<char> pattern;
+    for (const std::string arm : kArms) {
+      const Config c = arm_config(base, arm, seed, budget, ctx.output_name);
+      const RunContext actx{c, ctx.deck_path, c.to_ini(), ctx.output_dir,
+                            c.get_string("output.name")};
+      std::cout << "\n=== compare: seed " << seed << ", arm " << arm << " ===\n";
+      ArmResult r;
+      r.summary = train_run(actx, arm == "freeze" ? &pattern : nullptr);
+      if (arm == "hybrid") {
+        budget = std::max<std::int64_t>(1, r.summary.backward_passes);
+        pattern = r.summary.real_steps;
+      }
+      results[arm].push_back(std::move(r));
+    }
+    for (const std::string arm : kArms) {
+      ArmResult& r = results[arm].back();
+      r.val_at_budget = loss_at_backward(r.summary.validations, double(budget));
+    }
+  }
+
+  io::TextTable table({"arm", "final val loss", "final val accuracy %", "backward passes",
+                       "wall time s", "val loss at hybrid's backward passes"});
+  for (const std::string arm : kArms) {
+    std::vector<double> loss, acc, back, wall, at_b;
+    for (const ArmResult& r : results[arm]) {
+      loss.push_back(r.summary.final_val_loss);
+      acc.push_back(100 * r.summary.final_val_accuracy);
+      back.push_back(double(r.summary.backward_passes));
+      wall.push_back(r.summary.seconds);
+      at_b.push_back(r.val_at_budget);
+    }
+    table.add_row({arm, mean_spread(loss, 5), mean_spread(acc, 4), mean_spread(back, 5),
+                   mean_spread(wall, 4), mean_spread(at_b, 5)});
+  }
+  std::cout << "\ncompare (" << seeds.size() << " seed" << (seeds.size() > 1 ? "s" : "")
+            << "; mean [min, max])\n"
+            << table.str();
+  // The verdict per seed: within 1 % of full with at most 60 % of its backward passes, and below
+  // budget and freeze at equal backward passes.
+  int wins = 0;
+  for (std::size_t i = 0; i < seeds.size(); ++i) {
+    const auto& full = results["full"][i].summary;
+    const auto& hyb = results["hybrid"][i].summary;
+    const bool close = hyb.final_val_loss <= 1.01 * full.final_val_loss;
+    const bool fewer = double(hyb.backward_passes) <= 0.6 * double(full.backward_passes);
+    const bool beats = hyb.final_val_loss < results["budget"][i].summary.final_val_loss &&
+                       hyb.final_val_loss < results["freeze"][i].summary.final_val_loss;
+    wins += close && fewer && beats;
+    std::cout << "seed " << seeds[i] << ": hybrid used "
+              << io::fmt(100.0 * double(hyb.backward_passes) / double(full.backward_passes), 4)
+              << " % of full's backward passes; val loss " << io::fmt(hyb.final_val_loss, 5)
+              << " vs full " << io::fmt(full.final_val_loss, 5) << (close ? " (within 1 %)" : "")
+              << ", budget " << io::fmt(results["budget"][i].summary.final_val_loss, 5)
+              << ", freeze " << io::fmt(results["freeze"][i].summary.final_val_loss, 5) << "\n";
+  }
+  std::cout << "saving shown (within 1 % of full, <= 60 % of its backward passes, better than "
+               "budget and freeze): "
+            << wins << " of " << seeds.size() << " seeds\n";
+
+  const std::string path = ctx.output_path("_compare.h5");
+  io::AtomicH5Writer writer(path);
+  io::H5File& f = writer.file();
+  io::write_hpt_header(f, io::HptFileKind::Compare, ctx.resolved_ini);
+  io::H5Group root = f.root();
+  root.write_string_attribute("problem", base.get_string("dataset.style"));
+  root.write_string_attribute("seeds", base.get_string("compare.seeds"));
+  for (const std::string arm : kArms) {
+    for (std::size_t i = 0; i < seeds.size(); ++i) {
+      const auto& s = results[arm][i].summary;
+      // The first seed's arms at /arms/<arm> (the plot's view), every seed at /seeds/<seed>/<arm>.
+      std::vector<std::string> where{"seeds/" + std::to_string(seeds[i]) + "/" + arm};
+      if (i == 0) where.push_back("arms/" + arm);
+      for (const std::string& w : where) {
+        io::H5Group g = root.create_group(w);
+        std::vector<std::int64_t> step, back;
+        std::vector<double> loss, acc;
+        for (const auto& p : s.validations)
+          step.push_back(p.step), back.push_back(p.backward), loss.push_back(p.loss),
+              acc.push_back(p.accuracy);
+        const std::vector<std::size_t> shape{step.size()};
+        g.write_dataset("step", io::H5Element::Int64, step.data(), shape);
+        g.write_dataset("backward_passes", io::H5Element::Int64, back.data(), shape);
+        g.write_dataset("val_loss", io::H5Element::Float64, loss.data(), shape);
+        g.write_dataset("val_accuracy", io::H5Element::Float64, acc.data(), shape);
+        g.write_double_attribute("final_val_loss", s.final_val_loss);
+        g.write_double_attribute("final_val_accuracy", s.final_val_accuracy);
+        g.write_int_attribute("backward_total", s.backward_passes);
+        g.write_double_attribute("wall_seconds", s.seconds);
+        g.write_double_attribute("val_loss_at_hybrid_backward", results[arm][i].val_at_budget);
+      }
+    }
+  }
+  writer.commit();
+  std::cout << "comparison written to " << path << "\n";
+  return 0;
+}
+
+}  // namespace hpt::app

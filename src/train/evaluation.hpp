@@ -1,0 +1,22 @@
+#pragma once
+// Forward passes over the held-out part of the data set, in chunks: the validation of the trainer
+// and the hybrid loop's fixed probe set (its first rows).
+#include <cstdint>
+
+#include "modules/dataset/dataset.hpp"
+#include "modules/model/model.hpp"
+
+namespace hpt::train {
+
+// Loss and accuracy, each the mean over the rows evaluated (NaN when there are none).
+struct Evaluation {
+  double loss = 0, accuracy = 0;
+};
+
+// Rows per forward pass; the model must have reserved this many (or the validation size).
+constexpr int kEvaluationChunk = 1024;
+
+// The first `rows` validation rows (all of them when rows <= 0 or beyond the validation size).
+Evaluation evaluate_validation_rows(Model& model, const Dataset& dataset, std::int64_t rows = 0);
+
+}  // namespace hpt::train

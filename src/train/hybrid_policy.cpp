@@ -1,0 +1,346 @@
+#include "train/hybrid_policy.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "core/crash_point.hpp"
+#include "io/console.hpp"
+#include "kernels/telemetry_history.hpp"
+#include "train/evaluation.hpp"
+
+namespace hpt::train {
+
+namespace {
+
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kZ90 = 1.6448536269514722;  // the 95 % quantile of the standard normal
+
+Model::batch_type model_batch(const MiniBatch& b) {
+  Model::batch_type out;
+  out.x = b.x;
+  if (b.labels.extent(0) > 0) out.labels = b.labels;
+  if (b.targets.extent(0) > 0) out.targets = b.targets;
+  return out;
+}
+
+std::string fmt(double v, int digits = 4) {
+  return io::fmt(v, digits);
+}
+
+}  // namespace
+
+HybridPolicy::HybridPolicy(const TrainState& state, const LrSchedule& schedule,
+                           const HybridSettings& settings,
+                           std::unique_ptr<UpdatePredictor> predictor, std::int64_t total_steps)
+    : state_(state),
+      schedule_(schedule),
+      settings_(settings),
+      predictor_(std::move(predictor)),
+      total_steps_(total_steps),
+      controller_(settings),
+      snapshot_(state.model, state.optimizer) {
+  HPT_REQUIRE(state_.forecaster != nullptr, "HybridPolicy needs the training forecaster");
+  predictor_->bind(state_.model.parameters());
+  block_path_ = Kokkos::View<double*, Kokkos::HostSpace>("hpt::hybrid_block_path",
+                                                         std::size_t(settings_.max_horizon + 1));
+  monitor_losses_ = Kokkos::View<double*, Kokkos::HostSpace>("hpt::hybrid_monitor_losses",
+                                                             DivergenceMonitor::kHistory);
+}
+
+std::string HybridPolicy::name() const {
+  return "hybrid (update " + predictor_->summary() + ")";
+}
+
+int HybridPolicy::phase_code() const {
+  switch (controller_.phase()) {
+    case Phase::Warmup:
+      return telemetry::kWarmup;
+    case Phase::Full:
+      return telemetry::kFull;
+    case Phase::Predict:
+      return telemetry::kPredict;
+    case Phase::Correct:
+      return telemetry::kCorrect;
+  }
+  return telemetry::kFull;
+}
+
+double HybridPolicy::probe_loss() {
+  Kokkos::Timer t;
+  const double l =
+      evaluate_validation_rows(state_.model, state_.dataset, settings_.probe_rows).loss;
+  seconds_verify_ += t.seconds();
+  return l;
+}
+
+StepOutcome HybridPolicy::run(std::int64_t step, int batch_size) {
+  if (!snapshot_.taken()) snapshot_.take();  // the state at the start is the first good one
+  Kokkos::Timer t;
+  if (controller_.phase() != Phase::Predict) {
+    StepOutcome out;
+    if (fault_point("non_finite_loss", step)) {
+      out.loss.loss = std::numeric_limits<double>::infinity();
+      out.non_finite = true, out.non_finite_value = out.loss.loss, out.non_finite_what = "loss";
+    } else {
+      out = real_step(state_, schedule_, step, batch_size, controller_.lr_factor(step));
+    }
+    out.phase = phase_code();
+    Kokkos::fence();
+    seconds_real_ += t.seconds();
+    // A non-finite value is recovered from once per halved-learning-rate window; a second one
+    // inside the window stops the run (the trainer reports it).
+    if (out.non_finite && step > controller_.lr_half_until()) {
+      restore_after_alarm(step, out.non_finite_value,
+                          "the " + out.non_finite_what + " is not finite");
+      out.non_finite = false;
+      out.real = false;  // nothing was applied: the step counts as no backward pass kept
+      out.loss.loss = out.loss.accuracy = kNaN;
+    }
+    return out;
+  }
+  StepOutcome out;
+  out.real = false;
+  out.phase = telemetry::kPredict;
+  out.lr = schedule_(step - 1) * controller_.lr_factor(step);
+  predictor_->predict(controller_.lead() + 1);
+  out.loss.loss = out.loss.accuracy = kNaN;
+  if (settings_.probe_every_step)
+    out.loss = state_.model.forward(model_batch(state_.dataset.next_batch(batch_size)));
+  Kokkos::fence();
+  seconds_predict_ += t.seconds();
+  return out;
+}
+
+void HybridPolicy::after_step(std::int64_t step, StepOutcome& out, const View2<real>& features) {
+  const Phase phase = controller_.phase();
+  out.block_horizon = phase == Phase::Predict ? controller_.horizon() : 0;
+  out.forecast_mean = phase == Phase::Predict ? block_mean_ : kNaN;
+  out.forecast_hi = phase == Phase::Predict ? block_hi_ : kNaN;
+  out.confidence = confidence_;
+  if (out.real && out.optimizer.applied) predictor_->observe();
+
+  StepSignals sig;
+  sig.loss = out.loss.loss;
+  sig.has_grad = out.real;
+  sig.grad_norm = out.optimizer.grad_norm;
+  if (phase == Phase::Predict) {
+    const std::size_t lead = std::size_t(controller_.lead() + 1);
+    sig.has_forecast = lead < block_path_.extent(0) && std::isfinite(block_path_(lead));
+    sig.forecast = sig.has_forecast ? std::exp(block_path_(lead)) : 0.0;
+  }
+  DivergenceVerdict verdict;
+  const bool measured = std::isfinite(out.loss.loss) || out.non_finite;
+  if (measured) verdict = monitor_.observe(sig);
+  const auto& losses = monitor_.state().losses;
+  for (std::size_t i = 0; i < losses.size(); ++i) monitor_losses_(i) = losses[i];
+
+  if (phase == Phase::Predict) {
+    const bool last = controller_.predicted_step_done();
+    if (!std::isfinite(out.loss.loss) && settings_.probe_every_step) {
+      // A non-finite loss at predicted parameters: the block is rolled back like a failed one.
+      snapshot_.restore();
+      controller_.rolled_back();
+      out.verdict = -1;
+      events_.push_back({step, TraceEvent::Rollback, out.loss.loss, ""});
+      return;
+    }
+    if (last || verdict.level >= Alarm::Warning) {
+      finish_block(step, out);
+      if (verdict.level >= Alarm::Warning && out.verdict > 0) {
+        controller_.warning();
+        events_.push_back({step, TraceEvent::DivergenceWarning, out.loss.loss,
+                           std::string("divergence warning (") + verdict.reason + ")"});
+      }
+    }
+    return;
+  }
+  if (!out.real) return;  // a real step recovered from a non-finite value (already handled)
+  if (verdict.level == Alarm::Critical) {
+    restore_after_alarm(step, out.loss.loss, verdict.reason);
+    return;
+  }
+  if (verdict.level == Alarm::Warning) {
+    controller_.warning();
+    events_.push_back({step, TraceEvent::DivergenceWarning, out.loss.loss,
+                       std::string("divergence warning (") + verdict.reason + ")"});
+    return;
+  }
+  if (controller_.real_step_done()) decide(step, features);
+}
+
+void HybridPolicy::decide(std::int64_t step, const View2<real>& features) {
+  Kokkos::Timer t;
+  snapshot_.take();
+  TrainingForecaster& fc = *state_.forecaster;
+  const std::int64_t left = total_steps_ - step;
+  int chosen = 0;
+  confidence_ = kNaN;
+  ForecastNow now;
+  if (controller_.may_predict() && predictor_->ready() && fc.trained() && left > 1) {
+    now = fc.forecast_now(step, features, state_.history);
+    const int cap = int(std::min<std::int64_t>(controller_.horizon_cap(), left - 1));
+    // Largest confident horizon first.
+    std::vector<HorizonForecast> hs = now.horizons;
+    std::sort(hs.begin(), hs.end(), [](const HorizonForecast& a, const HorizonForecast& b) {
+      return a.horizon > b.horizon;
+    });
+    for (const HorizonForecast& h : hs) {
+      if (h.horizon > cap) continue;
+      const double improvement = now.level - h.mean;
+      const double sd = (h.hi - h.lo) / (2.0 * kZ90);
+      const double ratio = improvement > 0 ? sd / improvement : kNaN;
+      if (!std::isfinite(confidence_) || std::isfinite(ratio)) confidence_ = ratio;
+      if (std::isfinite(ratio) && ratio <= settings_.confidence &&
+          h.scored >= settings_.min_scored && h.coverage >= settings_.min_coverage) {
+        chosen = h.horizon;
+        block_mean_ = h.mean;
+        block_hi_ = h.hi;
+        bound_ratio_ = std::min(1.0 + settings_.tol, std::exp(h.hi - now.level));
+        break;
+      }
+    }
+  }
+  seconds_decide_ += t.seconds();
+  if (chosen == 0) {
+    controller_.stay_full();
+    return;
+  }
+  Kokkos::deep_copy(block_path_, kNaN);
+  for (std::size_t j = 0; j < std::min(block_path_.extent(0), now.mean_log_path.size()); ++j)
+    block_path_(j) = now.mean_log_path[j];
+  probe_before_ = probe_loss();
+  t.reset();
+  predictor_->begin_block();
+  Kokkos::fence();
+  seconds_predict_ += t.seconds();
+  controller_.enter_predict(chosen);
+  events_.push_back({step, TraceEvent::PredictStart, double(chosen), ""});
+}
+
+void HybridPolicy::finish_block(std::int64_t step, StepOutcome& out) {
+  const double after = probe_loss();
+  const double ratio = after / probe_before_;
+  if (std::isfinite(after) && ratio <= bound_ratio_) {
+    Kokkos::Timer t;
+    predictor_->shift_history(snapshot_.parameters());
+    Kokkos::fence();
+    seconds_predict_ += t.seconds();
+    controller_.accepted();
+    out.verdict = 1;
+    events_.push_back({step, TraceEvent::PredictAccepted, ratio, ""});
+    return;
+  }
+  snapshot_.restore();
+  controller_.rolled_back();
+  out.verdict = -1;
+  events_.push_back({step, TraceEvent::Rollback, ratio, ""});
+}
+
+void HybridPolicy::restore_after_alarm(std::int64_t step, double loss, const std::string& why) {
+  snapshot_.restore();
+  predictor_->reset();
+  controller_.critical(step);
+  std::ostringstream msg;
+  msg << "divergence critical at step " << step << " (" << why
+      << "): parameters and optimizer state restored from the last snapshot, learning rate halved "
+         "until step "
+      << controller_.lr_half_until();
+  events_.push_back({step, TraceEvent::DivergenceCritical, loss, msg.str()});
+}
+
+std::vector<PolicyEvent> HybridPolicy::take_events() {
+  std::vector<PolicyEvent> out;
+  out.swap(events_);
+  return out;
+}
+
+void HybridPolicy::declare_state(StateRegistry& r, const std::string& p) {
+  for (int i = 0; i < PhaseController::kStateSize; ++i)
+    r.add_int(
+        p + "controller_" + std::to_string(i),
+        [this, i] { return controller_.save()[std::size_t(i)]; },
+        [this, i](std::int64_t v) {
+          auto s = controller_.save();
+          s[std::size_t(i)] = v;
+          controller_.restore(s);
+        });
+  snapshot_.declare_state(r, p + "snapshot_");
+  for (const auto& b : predictor_->state_views()) r.add_view(p + "update_" + b.name, b.view);
+  r.add_int(
+      p + "update_observed", [this] { return std::int64_t(predictor_->observed()); },
+      [this](std::int64_t v) { predictor_->set_counters(long(v), predictor_->ring_head()); });
+  r.add_int(
+      p + "update_head", [this] { return std::int64_t(predictor_->ring_head()); },
+      [this](std::int64_t v) { predictor_->set_counters(predictor_->observed(), int(v)); });
+  const std::pair<const char*, double*> block[] = {{"probe_before", &probe_before_},
+                                                   {"bound_ratio", &bound_ratio_},
+                                                   {"forecast_mean", &block_mean_},
+                                                   {"forecast_hi", &block_hi_},
+                                                   {"confidence", &confidence_}};
+  for (const auto& [name, v] : block)
+    r.add_real(
+        p + "block_" + name, [v = v] { return *v; }, [v = v](double x) { *v = x; });
+  r.add_view(p + "block_path", block_path_);
+  r.add_view(p + "monitor_losses", monitor_losses_);
+  auto monitor_real = [&](const std::string& name, double DivergenceMonitor::State::*field) {
+    r.add_real(
+        p + "monitor_" + name, [this, field] { return monitor_.state().*field; },
+        [this, field](double x) {
+          auto s = monitor_.state();
+          s.*field = x;
+          monitor_.restore(s);
+        });
+  };
+  monitor_real("loss_ema", &DivergenceMonitor::State::loss_ema);
+  monitor_real("loss_var", &DivergenceMonitor::State::loss_var);
+  monitor_real("grad_ema", &DivergenceMonitor::State::grad_ema);
+  monitor_real("grad_var", &DivergenceMonitor::State::grad_var);
+  monitor_real("grad_baseline", &DivergenceMonitor::State::grad_baseline);
+  auto monitor_int = [&](const std::string& name, std::int64_t DivergenceMonitor::State::*field) {
+    r.add_int(
+        p + "monitor_" + name, [this, field] { return monitor_.state().*field; },
+        [this, field](std::int64_t x) {
+          auto s = monitor_.state();
+          s.*field = x;
+          monitor_.restore(s);
+        });
+  };
+  monitor_int("observations", &DivergenceMonitor::State::observations);
+  monitor_int("grad_observations", &DivergenceMonitor::State::grad_observations);
+  monitor_int("escalation", &DivergenceMonitor::State::escalation);
+  r.add_int(
+      p + "monitor_window", [this] { return std::int64_t(monitor_.state().losses.size()); },
+      [this](std::int64_t n) {
+        auto s = monitor_.state();
+        s.losses.clear();
+        for (std::int64_t i = 0; i < n; ++i) s.losses.push_back(monitor_losses_(std::size_t(i)));
+        monitor_.restore(s);
+      });
+}
+
+void HybridPolicy::after_load() {
+  // The block's extrapolation is fitted from the kept snapshots, which a predict block leaves
+  // unchanged: fitting again reproduces it.
+  if (controller_.phase() == Phase::Predict) predictor_->begin_block();
+}
+
+std::vector<std::pair<std::string, std::string>> HybridPolicy::report(double real_steps) const {
+  const auto& c = controller_.counters();
+  const double per = 1e3 / std::max(1.0, real_steps);
+  return {
+      {"hybrid: predict blocks accepted / rolled back",
+       std::to_string(c.accepted) + " / " + std::to_string(c.rolled_back)},
+      {"hybrid: predicted steps kept / made",
+       std::to_string(c.predicted_kept) + " / " + std::to_string(c.predicted_steps)},
+      {"hybrid: divergence warnings / criticals",
+       std::to_string(c.warnings) + " / " + std::to_string(c.criticals)},
+      {"hybrid: real steps", fmt(seconds_real_ * per) + " ms per real step"},
+      {"hybrid: predicted updates", fmt(seconds_predict_, 4) + " s"},
+      {"hybrid: verification (probe set)", fmt(seconds_verify_, 4) + " s"},
+      {"hybrid: entry decisions (snapshot, rollouts)", fmt(seconds_decide_, 4) + " s"},
+  };
+}
+
+}  // namespace hpt::train

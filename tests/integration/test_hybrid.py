@@ -1,0 +1,112 @@
+"""The hybrid loop on the digits reference problem, shortened: predict blocks happen and every one ends accepted
+or rolled back; the trace's columns agree with its events; a deck that makes every predict block fail rolls each
+one back, and then the run is exactly the freeze arm of the comparison (the snapshot restores everything); an
+injected non-finite loss restores the last snapshot and halves the learning rate for its window; a run killed
+inside a predict block and restarted gives the same trace as an uninterrupted run."""
+import os
+import signal
+
+import numpy as np
+
+import hptest
+
+a = hptest.args()
+h5py = hptest.h5()
+deck = hptest.deck_path(a.root, "reference/digits-sgd.ini")
+STEPS = 300
+# Enter a predict block at every decision the forecaster can make, so the test sees many blocks.
+base = ["run.print_every=1000", f"train.steps={STEPS}", "train.val_every=50", "hybrid.warmup=60",
+        "predict.confidence=1e6", "predict.min_coverage=0", "predict.min_scored=0", "forecast.every=10",
+        "dynamics.bptt=8"]
+
+
+def trace(out, name="digits-sgd"):
+    with h5py.File(os.path.join(out, f"{name}_trace.h5"), "r") as f:
+        cols = {k: f["steps"][k][()] for k in f["steps"].keys()}
+        ev = {k: f["events"][k][()] for k in ("step", "kind", "value")}
+    return cols, ev
+
+
+# 1. Blocks happen and each ends with a verdict; the columns agree with the events.
+out = os.path.join(a.work, "basic")
+r = hptest.run(a.hpt, deck, *base, f"output.dir={out}")
+hptest.check(r.returncode == 0, "hybrid run exits 0", r.stdout[-500:] + r.stderr[-500:])
+cols, ev = trace(out)
+kinds = list(ev["kind"])
+starts, accepted, rolled = kinds.count(6), kinds.count(7), kinds.count(8)
+hptest.check(starts >= 2, "at least two predict blocks were entered", str(kinds))
+hptest.check(accepted + rolled == starts or accepted + rolled == starts - 1,
+             "every predict block ends accepted or rolled back", f"{starts} {accepted} {rolled}")
+predicted = cols["backward"] == 0
+hptest.check(np.array_equal(predicted, cols["phase"] == 2), "steps without a backward pass are the predict phase",
+             str(np.nonzero(predicted != (cols["phase"] == 2))))
+hptest.check(np.all(cols["block_horizon"][predicted] > 0), "predicted steps carry their block's horizon")
+hptest.check(np.array_equal(np.nonzero(cols["verdict"] == 1)[0] + 1, ev["step"][ev["kind"] == 7]),
+             "accept verdicts in the table match the accept events")
+skips = int(predicted.sum())
+hptest.check(f"{STEPS - skips} of {STEPS} steps" in r.stdout, "the summary counts the backward passes",
+             r.stdout[-1500:])
+real = cols["backward"] == 1
+hptest.check(np.all(np.isfinite(cols["loss"][real])), "every real step's loss is finite")
+
+# 2. Every block fails (no predicted motion, a tolerance that demands 50 % improvement): all rolled back, and the
+# hybrid run equals the freeze arm, which replays its real/skipped pattern with frozen parameters.
+out = os.path.join(a.work, "rollback")
+r = hptest.run(a.hpt, deck, *base, f"output.dir={out}", "update.style=none", "predict.tol=-0.5",
+               "predict.probe_every=end", "compare.seeds=1", extra=("--compare",))
+hptest.check(r.returncode == 0, "compare with always-failing blocks exits 0", r.stdout[-800:] + r.stderr[-500:])
+cols, ev = trace(out, "digits-sgd_s1_hybrid")
+kinds = list(ev["kind"])
+hptest.check(kinds.count(6) >= 2 and kinds.count(7) == 0 and kinds.count(8) >= kinds.count(6) - 1,
+             "every predict block was rolled back", str(kinds))
+with h5py.File(os.path.join(out, "digits-sgd_compare.h5"), "r") as f:
+    hptest.check(f.attrs["hpt_kind"] == "compare", "the comparison file is of kind compare")
+    arms = {k: f["arms"][k] for k in ("full", "hybrid", "budget", "freeze")}
+    hyb, frz, full, bud = (arms[k].attrs["final_val_loss"] for k in ("hybrid", "freeze", "full", "budget"))
+    hb, fb = arms["hybrid"].attrs["backward_total"], arms["freeze"].attrs["backward_total"]
+    hptest.check(hb == fb == arms["budget"].attrs["backward_total"] and hb < STEPS,
+                 "hybrid, freeze and budget make the same number of backward passes", f"{hb} {fb}")
+    hptest.check(arms["full"].attrs["backward_total"] == STEPS, "full makes one per step")
+    hptest.check(hyb == frz, "rolled-back blocks leave exactly the freeze arm's state", f"{hyb!r} vs {frz!r}")
+    hptest.check(np.array_equal(arms["hybrid"]["val_loss"][()], arms["freeze"]["val_loss"][()]),
+                 "the hybrid and freeze validation curves are identical")
+
+# 3. A non-finite loss at step 150: the last snapshot is restored, the learning rate halved for 50 steps.
+out = os.path.join(a.work, "fault")
+ref = os.path.join(a.work, "fault_ref")
+r = hptest.run(a.hpt, deck, *base, f"output.dir={out}", "hybrid.full_steps=20", "predict.confidence=0",
+               env={"HPT_FAULT_AT": "non_finite_loss:150"})
+hptest.check(r.returncode == 0 and "divergence critical at step 150" in r.stdout,
+             "an injected non-finite loss is recovered from", r.stdout[-800:] + r.stderr[-500:])
+r2 = hptest.run(a.hpt, deck, *base, f"output.dir={ref}", "hybrid.full_steps=20", "predict.confidence=0")
+cols, ev = trace(out)
+rcols, _ = trace(ref)
+hptest.check(list(ev["kind"]).count(10) == 1 and ev["step"][list(ev["kind"]).index(10)] == 150,
+             "one divergence-critical event at step 150")
+i = 150  # row of step 151
+hptest.check(np.allclose(cols["lr"][i:i + 50], 0.5 * rcols["lr"][i:i + 50], rtol=1e-12) and
+             np.allclose(cols["lr"][i + 50:], rcols["lr"][i + 50:], rtol=1e-12),
+             "learning rate halved for steps 151..200, then back to the schedule")
+hptest.check(cols["backward"][149] == 0 and np.isnan(cols["loss"][149]), "the failed step kept no update")
+with h5py.File(os.path.join(out, f"digits-sgd_ckpt_{STEPS:010d}.h5"), "r") as f:
+    hptest.check(np.all(np.isfinite(f["model/parameters"][()])), "the final checkpoint is finite")
+
+# 4. Killed inside a predict block at its checkpoint, restarted: the same trace as an uninterrupted run.
+straight = os.path.join(a.work, "straight")
+r = hptest.run(a.hpt, deck, *base, f"output.dir={straight}", "checkpoint.every=75", "predict.max_horizon=50")
+scols, _ = trace(straight)
+hptest.check(scols["phase"][74] == 2 and scols["phase"][75] == 2, "step 75 is inside a predict block",
+             str(scols["phase"][55:110]))
+out = os.path.join(a.work, "restart")
+r = hptest.run(a.hpt, deck, *base, f"output.dir={out}", "checkpoint.every=75", "predict.max_horizon=50",
+               env={"HPT_CRASH_AT": "checkpoint_written:75"})
+hptest.check(r.returncode == -signal.SIGKILL, "the run was killed after the checkpoint of step 75", f"rc {r.returncode}")
+r = hptest.run(a.hpt, deck, *base, f"output.dir={out}", "checkpoint.every=75", "predict.max_horizon=50",
+               "run.restart=auto")
+hptest.check(r.returncode == 0 and "at step 75" in r.stdout, "restart = auto continues from step 75",
+             r.stdout[-500:] + r.stderr[-500:])
+rcols, _ = trace(out)
+same = all(np.array_equal(scols[k], rcols[k], equal_nan=True) for k in scols if k != "wall_time")
+diff = [k for k in scols if k != "wall_time" and not np.array_equal(scols[k], rcols[k], equal_nan=True)]
+hptest.check(same, "the restarted trace equals the uninterrupted one (all columns but wall time)", str(diff))
+hptest.finish()
