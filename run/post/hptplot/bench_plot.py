@@ -61,6 +61,9 @@ def grouped_bars(ax, groups, series):
     ax.set_xticks(pos)
     ax.set_xticklabels(groups)
     ax.set_yscale("log")
+    finite = [x for v in series.values() for x in v.values() if np.isfinite(x) and x > 0]
+    if finite:  # bars on a log axis start at its bottom: keep it well below the smallest bar
+        ax.set_ylim(bottom=min(finite) / 3)
     ax.grid(True, axis="y", which="both", alpha=0.25)
 
 

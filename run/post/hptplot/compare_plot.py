@@ -29,7 +29,8 @@ def plot(f, path):
         if "final_val_loss" in a:
             label += f": final val loss {float(a['final_val_loss']):.4g}"
         if "final_val_accuracy" in a:
-            label += f", acc {100 * float(a['final_val_accuracy']):.1f} %"
+            acc = float(a["final_val_accuracy"])
+            label += f", acc {100 * acc if acc <= 1 else acc:.1f} %"  # a fraction, as in traces
         if "backward_total" in a:
             label += f", {int(a['backward_total'])} backward"
         if "wall_seconds" in a:

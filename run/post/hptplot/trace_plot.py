@@ -77,7 +77,7 @@ def draw_phases(ax, steps):
         name, color = PHASES.get(code, (f"phase {code}", "#f2f2f2"))
         left = step[s] - 0.5
         right = step[e - 1] + 0.5
-        ax.axvspan(left, right, color=color, alpha=0.6, lw=0, zorder=0,
+        ax.axvspan(left, right, color=color, alpha=0.4, lw=0, zorder=0,
                    label=None if name in seen else f"phase: {name}")
         seen.add(name)
 
@@ -115,9 +115,9 @@ def draw_fans(ax, steps, forecasts, origins):
             anchor = float(np.mean(recent))
             x, lo, mid, hi = (np.concatenate(([a], b)) for a, b in
                               ((o, x), (anchor, lo), (anchor, mid), (anchor, hi)))
-        ax.fill_between(x, lo, hi, color="#9467bd", alpha=0.25, lw=0, zorder=2,
+        ax.fill_between(x, lo, hi, color="#8e0152", alpha=0.35, lw=0, zorder=2,
                         label="forecast 5-95 %" if i == 0 else None)
-        ax.plot(x, mid, color="#9467bd", lw=1, zorder=2,
+        ax.plot(x, mid, color="#8e0152", lw=1.2, zorder=2,
                 label="forecast median" if i == 0 else None)
 
 
