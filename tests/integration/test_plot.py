@@ -18,9 +18,11 @@ f5 = h5()
 plot_cmd = os.path.join(a.root, "run", "post", "hpt-plot")
 sys.path.insert(0, os.path.join(a.root, "run", "post"))
 sys.dont_write_bytecode = True
-from hptplot import figure, hpt_file, trace_plot  # noqa: E402
+from hptplot import hpt_file, trace_plot  # noqa: E402
 
-SIZES = figure.SIZES
+# The documented pixel sizes (docs/plots.md, --help), written out here so that a change fails.
+SIZES = {"trace": (1200, 700), "forecast": (1500, 1000), "bench": (1200, 600),
+         "compare": (1000, 600)}
 small_dyn = ["dynamics.members=2", "dynamics.hidden=16", "dynamics.stochastic=4",
              "forecast.scenarios=8", "forecast.every=10"]
 
@@ -52,7 +54,7 @@ def plotted(path, kind, *extra, out=None):
 
 
 r = subprocess.run([plot_cmd, "--help"], capture_output=True, text=True)
-check(r.returncode == 0 and "1200 x 700" in r.stdout and "compare" in r.stdout,
+check(r.returncode == 0 and all(f"({w} x {h})" in r.stdout for w, h in SIZES.values()),
       "--help lists the kinds and pixel sizes", r.stdout + r.stderr)
 
 # --- train trace: a real run with the training forecaster (scored fans in /forecasts).
