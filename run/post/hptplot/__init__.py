@@ -1,0 +1,1 @@
+"""The plots of run/post/hpt-plot, one module per hpt output kind."""
