@@ -1,6 +1,6 @@
 #pragma once
-// run.mode = train (SPEC 7.1) with hybrid = off: full training with telemetry, trace and
-// checkpoints.
+// run.mode = train (docs/architecture.md#modes) with hybrid = off: full training with telemetry,
+// trace and checkpoints.
 #include "app/run_context.hpp"
 
 namespace hpt::app {
