@@ -1,7 +1,8 @@
 #pragma once
-// A training data set (SPEC 8): rows from a style (RawData), split once into train and validation
-// by a seeded permutation, optionally standardised with train statistics, copied to the device
-// once, and served as shuffled minibatches gathered on the device into preallocated Views.
+// A training data set (docs/method.md#training-problems): rows from a style (RawData), split once
+// into train and validation by a seeded permutation, optionally standardised with train statistics,
+// copied to the device once, and served as shuffled minibatches gathered on the device into
+// preallocated Views.
 //
 // Every style differs only in where its rows come from, so Dataset is one concrete class built from
 // RawData; a style is a factory Config -> Dataset registered by name

@@ -1,8 +1,8 @@
 #pragma once
-// The `digits` style (SPEC 8): the 8x8 handwritten digits of Debian's scikit-learn package data,
-// 1797 rows of 64 pixels (0..16) and a label 0..9, installed by run/setup as a gzip CSV. The file
-// is read by io::read_digits_csv_gz (modules do not include io); this file finds it and checks its
-// layout.
+// The `digits` style (docs/method.md#training-problems): the 8x8 handwritten digits of Debian's
+// scikit-learn package data, 1797 rows of 64 pixels (0..16) and a label 0..9, installed by
+// run/setup as a gzip CSV. The file is read by io::read_digits_csv_gz (modules do not include io);
+// this file finds it and checks its layout.
 #include <string>
 
 #include "modules/dataset/raw_data.hpp"

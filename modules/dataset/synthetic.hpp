@@ -1,7 +1,7 @@
 #pragma once
-// Generated training problems (SPEC 8): `xor`, `spirals` and `teacher`. Every random number comes
-// from core/rng.hpp keyed by (dataset seed, stream, row, column), drawn on the host, so a seed
-// gives the same rows on every backend and thread count.
+// Generated training problems (docs/method.md#training-problems): `xor`, `spirals` and `teacher`.
+// Every random number comes from core/rng.hpp keyed by (dataset seed, stream, row, column), drawn
+// on the host, so a seed gives the same rows on every backend and thread count.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -1,6 +1,7 @@
 #pragma once
-// The `Dynamics` style interface (SPEC 4): a host class owning a learned model of the training
-// process (its parameters and the per-member latents h) that can run ensemble rollouts (SPEC 5).
+// The `Dynamics` style interface (docs/method.md#rssm-ensemble): a host class owning a learned
+// model of the training process (its parameters and the per-member latents h) that can run ensemble
+// rollouts (docs/method.md#ensemble-rollout).
 #include <Kokkos_Core.hpp>
 #include <cstddef>
 #include <cstdint>

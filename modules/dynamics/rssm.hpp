@@ -1,8 +1,8 @@
 #pragma once
-// Dynamics style `rssm` (SPEC 4, default): an ensemble of E recurrent state-space models, each a
-// GRU with a Gaussian prior over a stochastic state and a Gaussian loss head. The parameters live
-// in one flat ParameterStore; online() trains them (modules/dynamics/rssm_online.hpp) and filters
-// the latents the rollouts start from.
+// Dynamics style `rssm` (docs/method.md#rssm-ensemble, default): an ensemble of E recurrent
+// state-space models, each a GRU with a Gaussian prior over a stochastic state and a Gaussian loss
+// head. The parameters live in one flat ParameterStore; online() trains them
+// (modules/dynamics/rssm_online.hpp) and filters the latents the rollouts start from.
 #include <cstdint>
 #include <memory>
 

@@ -1,7 +1,8 @@
 #pragma once
-// The `Encoder` style interface (SPEC 2): turns the telemetry histories of R runs into R feature
-// vectors x in R^64. A host class: it owns its normaliser statistics and scratch (allocated on the
-// first encode, or again when the number of runs changes) and calls the kernels of src/kernels.
+// The `Encoder` style interface (docs/method.md#encoders): turns the telemetry histories of R runs
+// into R feature vectors x in R^64. A host class: it owns its normaliser statistics and scratch
+// (allocated on the first encode, or again when the number of runs changes) and calls the kernels
+// of src/kernels.
 #include <cstddef>
 #include <string>
 

@@ -1,5 +1,6 @@
 #pragma once
-// Style `original` (SPEC 2.1): the prototype's features 0-25, unnormalised (parity mode).
+// Style `original` (docs/method.md#original-encoder): the prototype's features 0-25, unnormalised
+// (parity mode).
 #include "modules/encoder/encoder.hpp"
 
 namespace hpt {

@@ -21,10 +21,10 @@ void declare_encoder_options(OptionSchema& schema) {
 void register_encoder_styles(Registry<Encoder>& registry) {
   registry.add(
       "original", [](const Config& config) { return std::make_unique<OriginalEncoder>(config); },
-      "the prototype's 26 features, unnormalised (parity mode, SPEC 2.1)");
+      "the prototype's 26 features, unnormalised (parity mode)");
   registry.add(
       "rich", [](const Config& config) { return std::make_unique<RichEncoder>(config); },
-      "64 informative features, running z-score normalised (SPEC 2.2)");
+      "64 informative features, running z-score normalised");
 }
 
 }  // namespace hpt

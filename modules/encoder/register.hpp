@@ -1,5 +1,5 @@
 #pragma once
-// The encoder styles and their deck options (DESIGN.md "Styles").
+// The encoder styles and their deck options (docs/architecture.md#styles).
 #include "core/config.hpp"
 #include "core/registry.hpp"
 #include "modules/encoder/encoder.hpp"

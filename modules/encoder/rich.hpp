@@ -1,6 +1,6 @@
 #pragma once
-// Style `rich` (SPEC 2.2): the 64 features of rich_features.hpp through the running z-score
-// normaliser (Welford, clamped, frozen during Predict).
+// Style `rich` (docs/method.md#rich-encoder): the 64 features of rich_features.hpp through the
+// running z-score normaliser (Welford, clamped, frozen during Predict).
 #include "modules/encoder/encoder.hpp"
 
 namespace hpt {

@@ -1,7 +1,8 @@
 #pragma once
-// The `mlp` model style: dense layers (GEMMs through Kokkos Kernels) with one hidden activation,
-// an identity output layer, and softmax cross-entropy or MSE (SPEC 8). Tensors in the flat store:
-// dense<l>.weight [out][in] and dense<l>.bias [out] for l = 0 .. layers-2.
+// The `mlp` model style: dense layers (GEMMs through Kokkos Kernels) with one hidden activation, an
+// identity output layer, and softmax cross-entropy or MSE (docs/method.md#training-problems).
+// Tensors in the flat store: dense<l>.weight [out][in] and dense<l>.bias [out] for l = 0 ..
+// layers-2.
 #include <cmath>
 #include <cstdint>
 #include <string>

@@ -2,7 +2,8 @@
 // The `Optimizer` style interface. An optimizer is bound to a model's flat ParameterStore and keeps
 // its state (momentum, Adam moments, the previous update) in flat buffers of the same layout.
 // step(lr) runs, on the device: per-tensor and global gradient norms, clip-by-global-norm, the
-// style's update kernel, and the telemetry of SPEC 1, and fetches the telemetry to the host once.
+// style's update kernel, and the telemetry of docs/method.md#telemetry, and fetches the telemetry
+// to the host once.
 #include <Kokkos_Core.hpp>
 #include <cmath>
 #include <string>
@@ -16,7 +17,7 @@
 
 namespace hpt {
 
-// What one step reports (SPEC 1). Norms in double.
+// What one step reports (docs/method.md#telemetry). Norms in double.
 struct StepTelemetry {
   bool applied = false;      // false when the gradient norm was not finite: nothing was changed
   long step = 0;             // step_count() after this step

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""PyTorch peer of hpt's rollout bench (PERF.md "Peers"): the same GRU shapes, timed the same way.
+"""PyTorch peer of hpt's rollout bench (docs/bench.md#peers): the same GRU shapes, timed the same
+way.
 
 Variants per size: nn.GRUCell in an eager Python loop, the same loop captured in one CUDA graph, nn.GRU (cuDNN,
 teacher-forced: a whole input sequence, not an autoregressive rollout), and on the CPU nn.GRUCell eager with the
@@ -15,7 +16,7 @@ import time
 
 import torch
 
-SIZES = {  # name: (E, N, H, I, S, Y) as in PERF.md
+SIZES = {  # name: (E, N, H, I, S, Y) as in docs/bench.md#sizes
     "small": (5, 1, 256, 64, 32, 1000),
     "prototype": (3, 1, 256, 64, 32, 50),
     "wide": (5, 1, 1024, 64, 32, 200),

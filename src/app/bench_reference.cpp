@@ -117,7 +117,7 @@ double sigmoid(double v) {
   return 1.0 / (1.0 + std::exp(-v));
 }
 
-// One GRU step of member m (SPEC 3), plain loops in double.
+// One GRU step of member m (docs/method.md#gru-cell), plain loops in double.
 std::vector<double> gru_host(const HostRssm& p, int m, const double* x, const double* h) {
   const int H = p.H, I = p.I;
   auto wi = [&](int row, int k) { return p.w_ih[(std::size_t(m) * 3 * H + row) * I + k]; };
@@ -163,7 +163,8 @@ double rollout_reference_deviation(const RolloutBenchInputs& in, const RolloutOu
       std::vector<double> h(p.h0.begin() + std::size_t(m) * H,
                             p.h0.begin() + std::size_t(m + 1) * H);
       std::vector<double> x = p.x0, s(S);
-      // The path's loss statistics, continued exactly as SPEC 5 describes (in double).
+      // The path's loss statistics, continued exactly as docs/method.md#ensemble-rollout describes
+      // (in double).
       double l = p.state.log_loss, e4 = p.state.ema4, e16 = p.state.ema16, e64 = p.state.ema64,
              best = p.state.best;
       std::vector<double> win(p.state.window, p.state.window + kLossWindow);

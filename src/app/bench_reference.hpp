@@ -1,7 +1,7 @@
 #pragma once
 // Inputs of the rollout bench and the comparison of every timed kernel with a plain host reference
-// (PERF.md: "the largest deviation from the plain host reference computed once on the same
-// inputs").
+// (docs/bench.md#reference-deviation: a fast but wrong kernel shows as a large deviation from
+// the host reference computed once on the same inputs).
 #include <cstdint>
 #include <string>
 #include <vector>

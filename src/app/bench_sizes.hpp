@@ -1,5 +1,5 @@
 #pragma once
-// The benchmark sizes of PERF.md, by name.
+// The benchmark sizes of docs/bench.md#sizes, by name.
 #include <string>
 #include <vector>
 
@@ -10,7 +10,7 @@ struct RolloutSize {
   int members, scenarios, hidden, input, stochastic, horizon;
 };
 
-// Every size of PERF.md's table (small, prototype, wide, batch, sweep).
+// Every size of the table in docs/bench.md#sizes (small, prototype, wide, batch, sweep).
 const std::vector<RolloutSize>& perf_rollout_sizes();
 // Parses "a,b,c" into sizes; InputError naming `key` and the unknown name otherwise.
 std::vector<RolloutSize> parse_rollout_sizes(const std::string& list, const std::string& key);

@@ -22,7 +22,7 @@ namespace hpt::app {
 
 void declare_bench_options(OptionSchema& s) {
   s.add_string("bench.sizes", "small,prototype,wide,batch,sweep",
-               "rollout sizes of PERF.md to time (comma-separated)");
+               "named rollout sizes to time (docs/bench.md) (comma-separated)");
   s.add_string("bench.encoder_runs", "1,1024,65536", "encoder batch sizes R (comma-separated)");
   s.add_int("bench.encoder_history", 256, "history length of every encoded run", 1, 1 << 20);
   s.add_string("bench.encoder_styles", "rich,original", "encoder styles to time");
@@ -68,7 +68,7 @@ Timing time_kernel(F&& f, int warmup, int repeat) {
 }
 
 // Device-to-device copy bandwidth in GB/s (bytes read + bytes written), the memory limit of
-// PERF.md.
+// docs/bench.md#limits.
 double measure_copy_bandwidth(std::size_t mib, int repeat) {
   const std::size_t n = mib * (1u << 20) / sizeof(float);
   View1<float> a("hpt::bench_copy_a", n), b("hpt::bench_copy_b", n);

@@ -1,5 +1,6 @@
 #pragma once
-// run.mode = bench (PERF.md): times the encoder, GRU-step and rollout kernels at the deck's sizes.
+// run.mode = bench (docs/bench.md): times the encoder, GRU-step and rollout kernels at the deck's
+// sizes.
 #include "app/run_context.hpp"
 
 namespace hpt::app {

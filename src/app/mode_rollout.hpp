@@ -1,6 +1,6 @@
 #pragma once
-// run.mode = rollout (SPEC 7.3): encode a training history, roll the ensemble out for N scenarios
-// and Y steps from a seeded init or a model file, write paths and statistics.
+// run.mode = rollout (docs/architecture.md#modes): encode a training history, roll the ensemble out
+// for N scenarios and Y steps from a seeded init or a model file, write paths and statistics.
 #include "app/run_context.hpp"
 
 namespace hpt::app {

@@ -1,6 +1,6 @@
 #pragma once
-// run.mode = train: full training (train.hybrid = off) or the hybrid loop (on), with telemetry,
-// trace and checkpoints.
+// run.mode = train (docs/architecture.md#modes): full training (train.hybrid = off) or the hybrid
+// loop (on), with telemetry, trace and checkpoints.
 #include <vector>
 
 #include "app/run_context.hpp"

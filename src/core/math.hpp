@@ -80,7 +80,7 @@ KOKKOS_INLINE_FUNCTION T clamp(T x, T lo, T hi) {
   return x < lo ? lo : (x > hi ? hi : x);
 }
 
-// Stable logistic sigmoid: branch on the sign so exp never overflows (SPEC 3).
+// Stable logistic sigmoid: branch on the sign so exp never overflows (docs/method.md#gru-cell).
 template <class T>
 KOKKOS_INLINE_FUNCTION T sigmoid(T x) {
   if (x >= T(0)) {

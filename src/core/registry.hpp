@@ -1,6 +1,6 @@
 #pragma once
-// Style registry (DESIGN.md "Styles"): a family maps names to factories. Registration is explicit,
-// one function per family, so nothing goes missing when linking static libraries.
+// Style registry (docs/architecture.md#styles): a family maps names to factories. Registration is
+// explicit, one function per family, so nothing goes missing when linking static libraries.
 #include <functional>
 #include <map>
 #include <memory>

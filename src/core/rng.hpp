@@ -1,6 +1,7 @@
 #pragma once
 // Counter-based random numbers: a value is a pure function of (seed, stream, counter), so a rollout
-// draws identical samples on every backend and thread count (SPEC 4). splitmix64 finaliser mixing.
+// draws identical samples on every backend and thread count (docs/method.md#random-numbers).
+// splitmix64 finaliser mixing.
 #include <Kokkos_Core.hpp>
 #include <cstdint>
 

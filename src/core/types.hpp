@@ -24,7 +24,7 @@ using View3 = Kokkos::View<T***, Kokkos::LayoutRight, Mem>;
 template <class T, class Mem = MemSpace>
 using View4 = Kokkos::View<T****, Kokkos::LayoutRight, Mem>;
 
-// Number of features the encoders produce (SPEC 2).
+// Number of features the encoders produce (docs/method.md#encoders).
 constexpr int kFeatures = 64;
 
 }  // namespace hpt

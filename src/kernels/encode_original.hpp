@@ -1,8 +1,8 @@
 #pragma once
-// `encoder = original` (SPEC 2.1, parity with the prototype): features 0-25 from the loss and
-// gradient-norm histories and the scalar table; 23 and 26-63 are zero. Statistics are population
-// statistics in double cast to Real, an empty history gives 0, min/max ignore NaN (C fmin/fmax) and
-// are NaN only when every entry is NaN. One kernel, one team per run.
+// `encoder = original` (docs/method.md#original-encoder, parity with the prototype): features 0-25
+// from the loss and gradient-norm histories and the scalar table; 23 and 26-63 are zero. Statistics
+// are population statistics in double cast to Real, an empty history gives 0, min/max ignore NaN (C
+// fmin/fmax) and are NaN only when every entry is NaN. One kernel, one team per run.
 #include <Kokkos_Core.hpp>
 #include <cstddef>
 

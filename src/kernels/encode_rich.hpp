@@ -1,7 +1,7 @@
 #pragma once
-// `encoder = rich` (SPEC 2.2): the 64 raw features of rich_features.hpp, before the z-score
-// normaliser, and the per-run LossState that the rollout continues (loss_state.hpp). One kernel
-// over the runs, in one of two layouts (RunLayout, telemetry_history.hpp):
+// `encoder = rich` (docs/method.md#rich-encoder): the 64 raw features of rich_features.hpp, before
+// the z-score normaliser, and the per-run LossState that the rollout continues (loss_state.hpp).
+// One kernel over the runs, in one of two layouts (RunLayout, telemetry_history.hpp):
 //  * team per run: the team copies the run's rings once into team scratch (oldest first, logs
 //    taken once), two fused team reductions give every window statistic (sums/min/max, then
 //    squared deviations and slope numerators), and the team writes the 64 features;

@@ -1,8 +1,9 @@
 #pragma once
-// The ensemble rollout (SPEC 5) as one kernel launch for the whole horizon: one team per
-// (scenario, member) loops over the Y steps with team barriers, keeping h, x, s and the path's loss
-// state in team scratch. Random draws are counter-based (core/rng.hpp), keyed by (seed, scenario,
-// member, step, index), so a rollout is identical on every backend and thread count.
+// The ensemble rollout (docs/method.md#ensemble-rollout) as one kernel launch for the whole
+// horizon: one team per (scenario, member) loops over the Y steps with team barriers, keeping h, x,
+// s and the path's loss state in team scratch. Random draws are counter-based (core/rng.hpp), keyed
+// by (seed, scenario, member, step, index), so a rollout is identical on every backend and thread
+// count.
 #include <Kokkos_Core.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -55,8 +56,8 @@ struct RolloutOutputs {
         mean_hidden_norm("rollout.mean_hidden_norm", horizon) {}
 };
 
-// FLOPs of one rollout member-step (PERF.md): the GRU plus the prior heads (A, B) and the loss
-// head.
+// FLOPs of one rollout member-step (docs/bench.md#flop-counts): the GRU plus the prior heads (A, B)
+// and the loss head.
 inline double rollout_flops_per_member_step(int hidden, int input, int stochastic) {
   const double H = hidden, S = stochastic;
   return gru_step_flops(hidden, input) + 4.0 * S * H + 4.0 * (H + S);
@@ -83,7 +84,8 @@ KOKKOS_INLINE_FUNCTION Real window_slope(const LossState<Real>& st) {
   return sxy / sxx;
 }
 
-// s_i = mu_s + sigma_s * eps from the prior sums A_i h and B_i h of member m (SPEC 4).
+// s_i = mu_s + sigma_s * eps from the prior sums A_i h and B_i h of member m
+// (docs/method.md#rssm-ensemble).
 template <class Real, class Mem>
 KOKKOS_INLINE_FUNCTION Real prior_sample(const RssmParams<Real, Mem>& p, const int m, const int i,
                                          const Real ah, const Real bh, const Real eps) {
@@ -93,7 +95,7 @@ KOKKOS_INLINE_FUNCTION Real prior_sample(const RssmParams<Real, Mem>& p, const i
 }
 
 // delta = mu_delta + exp(log var_delta / 2) * eps from the loss head sums C_0 [h; s] and
-// C_1 [h; s] of member m (SPEC 4; log var clamped to +-kLogVarLimit).
+// C_1 [h; s] of member m (docs/method.md#rssm-ensemble; log var clamped to +-kLogVarLimit).
 template <class Real, class Mem>
 KOKKOS_INLINE_FUNCTION Real loss_delta(const RssmParams<Real, Mem>& p, const int m, const Real c0,
                                        const Real c1, const Real eps) {
@@ -198,9 +200,10 @@ HPT_LAUNCHER void mean_hidden_norm(const Space& space,
 
 }  // namespace detail
 
-// Runs the rollout of SPEC 5 for every (scenario, member): for k = 1..Y, h <- GRU_m(h, x);
-// s = mu_s + sigma_s * eps (eps index < S); delta = mu_delta + exp(log var_delta / 2) * eps'
-// (index S); l <- l + delta; update x from the path (settings.feature_update). h0 is (E, H).
+// Runs the rollout of docs/method.md#ensemble-rollout for every (scenario, member): for k = 1..Y, h
+// <- GRU_m(h, x); s = mu_s + sigma_s * eps (eps index < S); delta = mu_delta + exp(log var_delta /
+// 2) * eps' (index S); l <- l + delta; update x from the path (settings.feature_update). h0 is (E,
+// H).
 template <class Space, class Real>
 HPT_LAUNCHER void ensemble_rollout(const Space& space,
                                    const RssmParams<Real, typename Space::memory_space>& params,

@@ -1,9 +1,9 @@
 #pragma once
-// The ensemble rollout (docs/method.md, section 5) of R runs at once: one team per (run, scenario, member) with the
-// team-per-path formulas of ensemble_rollout.hpp (the shared detail:: helpers), each run from its
-// own latents h0(r, :, :), features, loss state and normaliser row. Run r draws its random numbers
-// with seed batched_rollout_seed(settings.seed, r), so its paths equal those of ensemble_rollout
-// for that run alone with that seed, bit for bit.
+// The ensemble rollout (docs/method.md#ensemble-rollout) of R runs at once: one team per (run,
+// scenario, member) with the team-per-path formulas of ensemble_rollout.hpp (the shared detail::
+// helpers), each run from its own latents h0(r, :, :), features, loss state and normaliser row. Run
+// r draws its random numbers with seed batched_rollout_seed(settings.seed, r), so its paths equal
+// those of ensemble_rollout for that run alone with that seed, bit for bit.
 #include <Kokkos_Core.hpp>
 #include <cstddef>
 #include <cstdint>

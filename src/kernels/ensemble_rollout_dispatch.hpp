@@ -1,6 +1,7 @@
 #pragma once
-// Chooses the rollout kernel from the backend and the sizes. All compute SPEC 5 with the same
-// random draws; they differ only in the order of their sums.
+// Chooses the rollout kernel from the backend and the sizes. All compute
+// docs/method.md#ensemble-rollout with the same random draws; they differ only in the order of
+// their sums.
 //  - GPU, few paths (persistent_rollout_supported): the persistent kernel, weights resident on chip
 //    across the steps, the teams of a path meeting at a counter barrier each step;
 //  - at least rollout_tile_rows scenarios: the tiled kernel with tiles of that many scenarios, so

@@ -1,12 +1,12 @@
 #pragma once
-// A persistent variant of the ensemble rollout (SPEC 5, PERF.md issue 5) for GPUs: each path's
-// (scenario, member) GRU units are split over T teams that stay resident for all Y steps, each
-// holding its slice of the recurrent and input weights in team scratch (on-chip), so the weights
-// never leave the chip after the first step. The T teams of a path meet once per step (twice with
-// reset Before) at a barrier built from a global atomic counter, exchanging the new h and partial
-// head sums through global memory (L2). Every team then redoes the cheap per-path tail (prior
-// sample, loss head, feature update) in the same fixed order, so all teams of a path hold
-// bit-identical x and loss state without a second exchange.
+// A persistent variant of the ensemble rollout (docs/method.md#ensemble-rollout,
+// docs/bench.md#limits) for GPUs: each path's (scenario, member) GRU units are split over T teams
+// that stay resident for all Y steps, each holding its slice of the recurrent and input weights in
+// team scratch (on-chip), so the weights never leave the chip after the first step. The T teams of
+// a path meet once per step (twice with reset Before) at a barrier built from a global atomic
+// counter, exchanging the new h and partial head sums through global memory (L2). Every team then
+// redoes the cheap per-path tail (prior sample, loss head, feature update) in the same fixed order,
+// so all teams of a path hold bit-identical x and loss state without a second exchange.
 //
 // The counter barrier deadlocks unless every team of the launch is resident at once; see
 // plan_persistent_rollout for the rule that guarantees it.

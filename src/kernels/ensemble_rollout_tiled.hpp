@@ -1,10 +1,11 @@
 #pragma once
-// The ensemble rollout (SPEC 5) for many scenarios: one team per (member, tile of R scenarios)
-// loops over the Y steps. A step of the tile's GRU is a small matrix product: each team thread owns
-// GRU units and keeps R accumulators per gate, and every weight it reads serves the R rows of the
-// tile, where ensemble_rollout reads it once per path. The innermost loops run over the tile's
-// rows, contiguous in scratch: vector lanes on a CPU, a register block on a GPU. The weights are
-// re-laid out once per call with consecutive units adjacent (coalesced reads on a GPU).
+// The ensemble rollout (docs/method.md#ensemble-rollout) for many scenarios: one team per (member,
+// tile of R scenarios) loops over the Y steps. A step of the tile's GRU is a small matrix product:
+// each team thread owns GRU units and keeps R accumulators per gate, and every weight it reads
+// serves the R rows of the tile, where ensemble_rollout reads it once per path. The innermost loops
+// run over the tile's rows, contiguous in scratch: vector lanes on a CPU, a register block on a
+// GPU. The weights are re-laid out once per call with consecutive units adjacent (coalesced reads
+// on a GPU).
 //
 // Same contract, random draws and outputs as ensemble_rollout, up to rounding (sums run in another
 // order). Each value is computed by one thread in a fixed order, so results do not depend on the

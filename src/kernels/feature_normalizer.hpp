@@ -1,6 +1,6 @@
 #pragma once
-// Running z-score normaliser per (run, feature) (SPEC 2.2): Welford statistics in double, updated
-// with every encoded vector except while the run is in Predict (frozen), then
+// Running z-score normaliser per (run, feature) (docs/method.md#normalisation): Welford statistics
+// in double, updated with every encoded vector except while the run is in Predict (frozen), then
 //   out = clamp((raw - mean) / sqrt(var + 1e-8), -clamp, clamp),  var = M2 / count (population),
 // and 0 for a feature whose variance is exactly 0. The mean and 1/sqrt(var + 1e-8) used for the
 // latest vector are kept in Real so the rollout can re-normalise the features it recomputes.

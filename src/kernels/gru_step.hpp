@@ -1,8 +1,8 @@
 #pragma once
-// One GRU step (SPEC 3) for B rows x E members in one fused kernel, and the team-level GRU cell
-// that the ensemble rollout reuses. Every output unit is computed by one team thread (its vector
-// lanes split the dot products over consecutive weights, so reads are coalesced on a GPU); no
-// result depends on the team size.
+// One GRU step (docs/method.md#gru-cell) for B rows x E members in one fused kernel, and the
+// team-level GRU cell that the ensemble rollout reuses. Every output unit is computed by one team
+// thread (its vector lanes split the dot products over consecutive weights, so reads are coalesced
+// on a GPU); no result depends on the team size.
 #include <Kokkos_Core.hpp>
 #include <cstddef>
 #include <type_traits>
@@ -166,7 +166,8 @@ struct reduction_identity<hpt::detail::Sum3<Real>> {
 
 namespace hpt {
 
-// FLOPs of one GRU member-step (PERF.md): three gates, input and recurrent products.
+// FLOPs of one GRU member-step (docs/bench.md#flop-counts): three gates, input and recurrent
+// products.
 inline double gru_step_flops(int hidden, int input) {
   return 6.0 * double(hidden) * (double(hidden) + double(input));
 }

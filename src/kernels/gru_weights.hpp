@@ -1,8 +1,8 @@
 #pragma once
-// Weights of E independent GRU cells (SPEC 3), stored per member in the PyTorch/cuDNN export
-// layout: member m's w_ih(m, :, :) is nn.GRUCell's weight_ih (3H x I), w_hh(m, :, :) its
-// weight_hh (3H x H), b_ih(m, :) and b_hh(m, :) its bias_ih and bias_hh; rows [0,H) are the reset
-// gate r, [H,2H) the update gate z, [2H,3H) the candidate n.
+// Weights of E independent GRU cells (docs/method.md#gru-cell), stored per member in the
+// PyTorch/cuDNN export layout: member m's w_ih(m, :, :) is nn.GRUCell's weight_ih (3H x I), w_hh(m,
+// :, :) its weight_hh (3H x H), b_ih(m, :) and b_hh(m, :) its bias_ih and bias_hh; rows [0,H) are
+// the reset gate r, [H,2H) the update gate z, [2H,3H) the candidate n.
 #include <Kokkos_Core.hpp>
 #include <string>
 
@@ -10,9 +10,9 @@
 
 namespace hpt {
 
-// The two GRU conventions (docs/method.md, section 3): where the reset gate acts on the candidate, and which way the
-// update gate z blends. Both share r = sigmoid(W_r x + b_ir + U_r h + b_hr) and
-// z = sigmoid(W_z x + b_iz + U_z h + b_hz).
+// The two GRU conventions (docs/method.md#gru-cell): where the reset gate acts on the candidate,
+// and which way the update gate z blends. Both share r = sigmoid(W_r x + b_ir + U_r h + b_hr) and z
+// = sigmoid(W_z x + b_iz + U_z h + b_hz).
 enum class GruReset : int {
   // PyTorch's nn.GRUCell / cuDNN exactly (default):
   //   n = tanh(W_n x + b_in + r * (U_n h + b_hn)),  h' = (1 - z) * n + z * h

@@ -1,8 +1,9 @@
 #pragma once
 // Per-run summary of the loss history that a rollout needs to re-compute the loss-derived features
-// ([R] in rich_features.hpp) along an imagined path (SPEC 5). Filled from the telemetry history by
-// the encoder (extract_loss_state), consumed by the ensemble rollout. All values are in log-loss
-// space (l = log(max(L, 1e-12))) and raw, i.e. before the z-score normaliser.
+// ([R] in rich_features.hpp) along an imagined path (docs/method.md#ensemble-rollout). Filled from
+// the telemetry history by the encoder (extract_loss_state), consumed by the ensemble rollout. All
+// values are in log-loss space (l = log(max(L, 1e-12))) and raw, i.e. before the z-score
+// normaliser.
 #include <Kokkos_Core.hpp>
 
 namespace hpt {

@@ -1,6 +1,6 @@
 #pragma once
 // Optimizer updates as single kernels over the flat parameter buffer (kernels/parameter_store.hpp),
-// with the step telemetry of SPEC 1 computed on the device in the same passes:
+// with the step telemetry of docs/method.md#telemetry computed on the device in the same passes:
 //   1. tensor_sq_norms + finish_gradient_norms: per-tensor and global gradient norms and the clip
 //      factor, written into a small device `stats` buffer (layout: TelemetrySlot, then one gradient
 //      norm per tensor);

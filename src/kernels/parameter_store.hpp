@@ -2,7 +2,8 @@
 // All trainable parameters of a model in ONE contiguous device buffer, with a table of named
 // tensors (name, offset, shape) and per-tensor unmanaged views into it; gradients live in a second
 // buffer of the same layout. Snapshot/rollback, optimizer updates, global norms and parameter
-// extrapolation are then single kernels over one buffer (DESIGN.md, SPEC 6 "Predict block").
+// extrapolation are then single kernels over one buffer (docs/architecture.md#host-and-device,
+// docs/method.md#update-predictors).
 #include <Kokkos_Core.hpp>
 #include <cstddef>
 #include <cstdint>

@@ -1,9 +1,10 @@
 #pragma once
-// Layout of the `rich` encoder's 64 features (SPEC 2.2). Raw values are computed by encode_rich and
-// then z-scored by the running normaliser. l = log(max(L, 1e-12)) is the log loss, g the global
-// gradient norm, u the update norm. Windows count steps back from the newest entry; a window longer
-// than the history uses the whole history. Slopes are least-squares slopes per step.
-// The rollout (SPEC 5) re-computes the features marked [R] along imagined loss paths.
+// Layout of the `rich` encoder's 64 features (docs/method.md#rich-encoder). Raw values are computed
+// by encode_rich and then z-scored by the running normaliser. l = log(max(L, 1e-12)) is the log
+// loss, g the global gradient norm, u the update norm. Windows count steps back from the newest
+// entry; a window longer than the history uses the whole history. Slopes are least-squares slopes
+// per step. The rollout (docs/method.md#ensemble-rollout) re-computes the features marked [R] along
+// imagined loss paths.
 namespace hpt::rich {
 
 enum Feature : int {

@@ -1,10 +1,10 @@
 #pragma once
-// Statistics of the rollout's loss paths (SPEC 5), per horizon k = 0..Y over all N*E paths: mean
-// path, 5/50/95 % quantiles, aleatoric and epistemic variance and total std of log loss, and the
-// prototype's trace metrics. Every reduction runs in a fixed order (chunks of a size fixed by N,
-// each summed by one thread, partial sums combined in order), so no result depends on the thread
-// count. Quantiles use an exact radix selection of the order statistics (no copy of a horizon's
-// values).
+// Statistics of the rollout's loss paths (docs/method.md#ensemble-rollout), per horizon k = 0..Y
+// over all N*E paths: mean path, 5/50/95 % quantiles, aleatoric and epistemic variance and total
+// std of log loss, and the prototype's trace metrics. Every reduction runs in a fixed order (chunks
+// of a size fixed by N, each summed by one thread, partial sums combined in order), so no result
+// depends on the thread count. Quantiles use an exact radix selection of the order statistics (no
+// copy of a horizon's values).
 #include <Kokkos_Core.hpp>
 #include <cmath>
 #include <cstddef>

@@ -1,6 +1,7 @@
 #pragma once
-// Parameters of the RSSM ensemble (SPEC 4): per member a GRU, a diagonal Gaussian prior over the
-// stochastic state s, and a loss head on c = [h; s] predicting the next change of log loss.
+// Parameters of the RSSM ensemble (docs/method.md#rssm-ensemble): per member a GRU, a diagonal
+// Gaussian prior over the stochastic state s, and a loss head on c = [h; s] predicting the next
+// change of log loss.
 #include <Kokkos_Core.hpp>
 #include <cmath>
 #include <cstddef>

@@ -1,7 +1,8 @@
 #pragma once
-// Device-resident telemetry of R runs (SPEC 1): ring buffers of the per-step series and a table of
-// the latest scalar values per run. One record per run and step is pushed with one small kernel, so
-// training (R = 1, every step) and replay (R in the thousands) share the same layout and encoders.
+// Device-resident telemetry of R runs (docs/method.md#telemetry): ring buffers of the per-step
+// series and a table of the latest scalar values per run. One record per run and step is pushed
+// with one small kernel, so training (R = 1, every step) and replay (R in the thousands) share the
+// same layout and encoders.
 #include <Kokkos_Core.hpp>
 #include <cstddef>
 #include <limits>
@@ -61,10 +62,10 @@ enum PhaseCode : int { kWarmup = 0, kFull = 1, kPredict = 2, kCorrect = 3 };
 
 }  // namespace telemetry
 
-// One training step of one run (SPEC 1), filled on the host. The has_* flags say which series got a
-// value this step (a predicted step has no gradient, a replayed curve may have only the loss); the
-// always-present scalars (step, phase, lr, optimizer summary, ...) are taken from every active
-// record.
+// One training step of one run (docs/method.md#telemetry), filled on the host. The has_* flags say
+// which series got a value this step (a predicted step has no gradient, a replayed curve may have
+// only the loss); the always-present scalars (step, phase, lr, optimizer summary, ...) are taken
+// from every active record.
 struct TelemetryRecord {
   bool active =
       true;  // false: the run is left untouched this step (e.g. a replayed run that ended)

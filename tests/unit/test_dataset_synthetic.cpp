@@ -1,5 +1,5 @@
-// Generated data sets (SPEC 8): class balance, the labelling rule, determinism by seed, option
-// parsing and the registry factories of the generated styles.
+// Generated data sets (docs/method.md#training-problems): class balance, the labelling rule,
+// determinism by seed, option parsing and the registry factories of the generated styles.
 #include <gtest/gtest.h>
 
 #include <cmath>

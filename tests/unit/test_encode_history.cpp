@@ -1,6 +1,6 @@
-// Telemetry history (SPEC 1): push_records against a host model of every run's sequences — ring
-// contents by physical slot, head/count, oldest-first order across wrap-around, the scalar table,
-// fresh runs and inactive records.
+// Telemetry history (docs/method.md#telemetry): push_records against a host model of every run's
+// sequences — ring contents by physical slot, head/count, oldest-first order across wrap-around,
+// the scalar table, fresh runs and inactive records.
 #include <gtest/gtest.h>
 
 #include <cmath>

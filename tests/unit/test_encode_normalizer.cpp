@@ -1,6 +1,6 @@
-// Running z-score normaliser (SPEC 2.2): Welford statistics against a two-pass host mean/variance
-// over exactly the samples that were not frozen, clamping, freezing during Predict, zero-variance
-// features, non-finite inputs, and the exposed mean / inverse std.
+// Running z-score normaliser (docs/method.md#normalisation): Welford statistics against a two-pass
+// host mean/variance over exactly the samples that were not frozen, clamping, freezing during
+// Predict, zero-variance features, non-finite inputs, and the exposed mean / inverse std.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,7 +1,7 @@
-// `encoder = original` (SPEC 2.1) against a plain host implementation of the table written here:
-// every index, on random histories of R = 1, 3 and 257 runs (short, exactly full and wrapped
-// rings), a fresh run (NaN current loss), NaNs inside the history, fewer than 32 losses, empty
-// buffers.
+// `encoder = original` (docs/method.md#original-encoder) against a plain host implementation of the
+// table written here: every index, on random histories of R = 1, 3 and 257 runs (short, exactly
+// full and wrapped rings), a fresh run (NaN current loss), NaNs inside the history, fewer than 32
+// losses, empty buffers.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -25,7 +25,7 @@ TYPED_TEST_SUITE(EncodeOriginal, hpt::test::BackendsAndPrecisions);
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// The host reference of the parity encoder (SPEC 2.1 table).
+// The host reference of the parity encoder (docs/method.md#original-encoder).
 using hpt::reference::host_original;
 
 ::testing::AssertionResult same_value(double got, double want, double tol) {

@@ -1,8 +1,8 @@
-// `encoder = rich` (SPEC 2.2, rich_features.hpp) against a plain host implementation of every one
-// of the 64 formulas written here (recursive EMAs, explicit windows, textbook least squares), on
-// random histories (short, exactly full and wrapped rings, with and without validation losses) for
-// R = 1, 3 and 257 runs; the loss state against the same host model; and the property that nothing
-// non-finite leaves the encoder on degenerate inputs.
+// `encoder = rich` (docs/method.md#rich-encoder, rich_features.hpp) against a plain host
+// implementation of every one of the 64 formulas written here (recursive EMAs, explicit windows,
+// textbook least squares), on random histories (short, exactly full and wrapped rings, with and
+// without validation losses) for R = 1, 3 and 257 runs; the loss state against the same host model;
+// and the property that nothing non-finite leaves the encoder on degenerate inputs.
 #include <gtest/gtest.h>
 
 #include <algorithm>

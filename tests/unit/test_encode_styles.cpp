@@ -167,7 +167,8 @@ TEST(EncodeStyles, RichNormalisesWithItsExposedStatisticsAndFreezesInPredict) {
       }
     }
   }
-  // Over 40 random steps most features vary (SPEC 2.2 asks for at least 48 on real runs).
+  // Over 40 random steps most features vary (the digits reference run must have at least 48,
+  // test_features_vary.py).
   auto m2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), encoder->normalizer()->m2);
   int varying = 0;
   for (int f = 0; f < hpt::kFeatures; ++f) varying += m2(0, f) > 0.0;

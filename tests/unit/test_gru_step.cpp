@@ -1,5 +1,5 @@
-// gru_step (SPEC 3) against a plain host GRU in double written here, for both reset conventions,
-// many sizes, every backend and both precisions; plus properties of the gates.
+// gru_step (docs/method.md#gru-cell) against a plain host GRU in double written here, for both
+// reset conventions, many sizes, every backend and both precisions; plus properties of the gates.
 #include <gtest/gtest.h>
 
 #include <Kokkos_Core.hpp>
@@ -34,7 +34,8 @@ double host_sigmoid(double v) {
   return 1.0 / (1.0 + std::exp(-v));
 }
 
-// The GRU of SPEC 3 in double, unit by unit, gate rows r = [0,H), z = [H,2H), n = [2H,3H).
+// The GRU of docs/method.md#gru-cell in double, unit by unit, gate rows r = [0,H), z = [H,2H), n =
+// [2H,3H).
 std::vector<double> reference_step(const HostProblem& p, GruReset reset) {
   const int H = p.H, I = p.I;
   std::vector<double> out(size_t(p.B) * p.E * H);

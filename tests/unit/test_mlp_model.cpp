@@ -153,7 +153,7 @@ TEST(MlpMisuse, InternalErrors) {
 }
 
 // Two interleaved spirals, 2-32-2, trained with each optimizer: the loss falls well below the
-// initial one and accuracy rises (SPEC 8's problems in miniature).
+// initial one and accuracy rises (docs/method.md#training-problems in miniature).
 template <class C>
 class MlpTraining : public ::testing::Test {};
 TYPED_TEST_SUITE(MlpTraining, hpt::test::BackendsAndPrecisions);

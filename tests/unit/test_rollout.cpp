@@ -1,7 +1,7 @@
-// Ensemble rollout (SPEC 5) against a host rollout written here in double (same counter-based
-// draws), both feature-update modes and both reset conventions; bit-identical results on Serial and
-// OpenMP; rollout statistics against numpy-style host formulas (sort + linear quantile);
-// properties.
+// Ensemble rollout (docs/method.md#ensemble-rollout) against a host rollout written here in double
+// (same counter-based draws), both feature-update modes and both reset conventions; bit-identical
+// results on Serial and OpenMP; rollout statistics against numpy-style host formulas (sort + linear
+// quantile); properties.
 #include <gtest/gtest.h>
 
 #include <Kokkos_Core.hpp>

@@ -1,5 +1,6 @@
-// The `rssm` dynamics style: deck options and registry, seeded initialisation (limits of SPEC 4 /
-// PyTorch's GRUCell, identical on Serial and OpenMP), parameter visiting, and its rollout wrapper.
+// The `rssm` dynamics style: deck options and registry, seeded initialisation (limits of
+// docs/method.md#rssm-ensemble / PyTorch's GRUCell, identical on Serial and OpenMP), parameter
+// visiting, and its rollout wrapper.
 #include <gtest/gtest.h>
 
 #include <Kokkos_Core.hpp>

@@ -11,7 +11,7 @@
 
 namespace hpt::test {
 
-// Every enabled backend; one test source runs on each (DESIGN.md "Tests").
+// Every enabled backend; one test source runs on each (docs/architecture.md#tests).
 using Backends = ::testing::Types<
 #if defined(KOKKOS_ENABLE_CUDA)
     Kokkos::Cuda,

@@ -1,7 +1,7 @@
 #pragma once
-// Plain host references of the encoders (SPEC 2), written as direct loops over full per-series
-// sequences (no rings, no Kokkos): what the unit tests and the bench compare the device kernels with.
-// Host-only code; never called from a kernel.
+// Plain host references of the encoders (docs/method.md#encoders), written as direct loops over
+// full per-series sequences (no rings, no Kokkos): what the unit tests and the bench compare the
+// device kernels with. Host-only code; never called from a kernel.
 #include <algorithm>
 #include <array>
 #include <cmath>
