@@ -20,7 +20,7 @@ namespace {
 void declare_run_options(OptionSchema& s) {
   s.add_choice(
       "run.mode", "train", {"train", "rollout", "bench", "forecast", "compare"},
-      "what to do: train (full training, SPEC 7.1), rollout (ensemble forecast paths), "
+      "what to do: train (full or hybrid training), rollout (ensemble forecast paths), "
       "bench (kernel timings, docs/perf), forecast (loss curves of a sweep of runs), compare "
       "(a hybrid deck against full, budget and freeze training; also hpt --compare)");
   s.add_int("run.seed", 1, "seed of every random draw of the run", 0);

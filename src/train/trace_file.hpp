@@ -1,5 +1,5 @@
 #pragma once
-// The per-step trace of a training run (SPEC 9): a table of telemetry, one row per step, and an
+// The per-step trace of a training run (docs/outputs.md#train-trace): a table of telemetry, one row per step, and an
 // event log, in an HDF5 file that is only ever replaced atomically. Rows are buffered in memory and
 // written at each flush (checkpoints, end, stop): the file is copied to a temporary, extended and
 // renamed into place, so a crash leaves the previous complete trace, and memory stays bounded by

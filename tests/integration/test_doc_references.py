@@ -14,10 +14,7 @@ OUTSIDE = re.compile(r"\b(" + NOTES + r")\b|\.\./shared/")
 DOC_REF = re.compile(r"\bdocs/([A-Za-z0-9_./-]+\.md)(#[A-Za-z0-9_-]+)?")
 # Relative links between markdown pages: [text](page.md#anchor).
 MD_LINK = re.compile(r"\]\(([A-Za-z0-9_./-]+\.md)(#[A-Za-z0-9_-]+)?\)")
-# Files the hybrid-loop work is rewriting; their citations are replaced there. Remove an entry as
-# soon as its file is clean (the test says so).
-PENDING = {"src/app/mode_train.cpp", "src/app/schema.cpp", "src/train/lr_schedule.hpp",
-           "src/train/trace_file.hpp", "src/train/trainer.hpp", "docs/options.md"}
+PENDING = set()  # files allowed to keep such a citation for now (none)
 
 
 def files(root):
