@@ -196,6 +196,13 @@ int run_compare_mode(const RunContext& ctx) {
         g.write_int_attribute("backward_total", s.backward_passes);
         g.write_double_attribute("wall_seconds", s.seconds);
         g.write_double_attribute("val_loss_at_hybrid_backward", results[arm][i].val_at_budget);
+        g.write_int_attribute("steps", s.last_step - s.first_step);
+        g.write_double_attribute("seconds_steps", s.seconds_steps);
+        g.write_double_attribute("seconds_encode", s.seconds_encode);
+        g.write_double_attribute("seconds_forecaster_filter", s.seconds_filter);
+        g.write_double_attribute("seconds_forecaster_training", s.seconds_train);
+        g.write_double_attribute("seconds_forecaster_rollouts", s.seconds_forecast);
+        for (const auto& [name, value] : s.policy_counters) g.write_double_attribute(name, value);
       }
     }
   }

@@ -1,5 +1,7 @@
 #include "forecast/curve_forecaster.hpp"
 
+#include "core/launcher.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -8,6 +10,20 @@
 #include "kernels/path_windows.hpp"
 
 namespace hpt::forecast {
+
+namespace {
+
+// lat(r, m, j) = h0(m, j) for every run r (a launcher of its own: nvcc allows no extended lambda in
+// a constructor).
+HPT_LAUNCHER void broadcast_latents(const View3<real>& lat, const View2<real>& h0) {
+  Kokkos::parallel_for(
+      "hpt::forecast_latents_init",
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<3>>(
+          {0, 0, 0}, {int(lat.extent(0)), int(lat.extent(1)), int(lat.extent(2))}),
+      KOKKOS_LAMBDA(const int r, const int m, const int j) { lat(r, m, j) = h0(m, j); });
+}
+
+}  // namespace
 
 RssmCurveForecaster::RssmCurveForecaster(RssmDynamics& dynamics, int runs, int scenarios,
                                          std::vector<int> horizons, std::uint64_t seed,
@@ -28,12 +44,7 @@ RssmCurveForecaster::RssmCurveForecaster(RssmDynamics& dynamics, int runs, int s
   settings_.clamp = clamp;
   // Every run starts from the ensemble's latents.
   latents_ = View3<real>("hpt::forecast_latents", runs, E, H);
-  const auto h0 = dynamics.latents();
-  const auto lat = latents_;
-  Kokkos::parallel_for(
-      "hpt::forecast_latents_init",
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<3>>({0, 0, 0}, {runs, E, H}),
-      KOKKOS_LAMBDA(const int r, const int m, const int j) { lat(r, m, j) = h0(m, j); });
+  broadcast_latents(latents_, dynamics.latents());
   filter_work_ = LatentFilterWork<real>(runs, E, H, dynamics.input());
   paths_ = View4<real>("hpt::forecast_paths", runs, scenarios, E, settings_.horizon + 1);
   windows_ = View4<real>("hpt::forecast_windows", runs, scenarios, E, K);

@@ -326,6 +326,20 @@ void HybridPolicy::after_load() {
   if (controller_.phase() == Phase::Predict) predictor_->begin_block();
 }
 
+std::vector<std::pair<std::string, double>> HybridPolicy::counters() const {
+  const auto& c = controller_.counters();
+  return {{"blocks_accepted", double(c.accepted)},
+          {"blocks_rolled_back", double(c.rolled_back)},
+          {"predicted_steps_made", double(c.predicted_steps)},
+          {"predicted_steps_kept", double(c.predicted_kept)},
+          {"divergence_warnings", double(c.warnings)},
+          {"divergence_criticals", double(c.criticals)},
+          {"seconds_real_steps", seconds_real_},
+          {"seconds_predicted_updates", seconds_predict_},
+          {"seconds_verification", seconds_verify_},
+          {"seconds_entry_decisions", seconds_decide_}};
+}
+
 std::vector<std::pair<std::string, std::string>> HybridPolicy::report(double real_steps) const {
   const auto& c = controller_.counters();
   const double per = 1e3 / std::max(1.0, real_steps);

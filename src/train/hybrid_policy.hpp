@@ -38,6 +38,7 @@ class HybridPolicy final : public StepPolicy {
   void declare_state(StateRegistry& registry, const std::string& prefix) override;
   void after_load() override;
   std::vector<std::pair<std::string, std::string>> report(double real_steps) const override;
+  std::vector<std::pair<std::string, double>> counters() const override;
 
   const PhaseController& controller() const { return controller_; }
 

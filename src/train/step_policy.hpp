@@ -64,6 +64,8 @@ class StepPolicy {
   // Its state for checkpoints, and what to redo after a checkpoint was loaded into it.
   virtual void declare_state(StateRegistry&, const std::string&) {}
   virtual void after_load() {}
+  // Counts for the comparison's records (name, value), e.g. accepted predict blocks.
+  virtual std::vector<std::pair<std::string, double>> counters() const { return {}; }
   // Lines for the run's summary table (quantity, value).
   virtual std::vector<std::pair<std::string, std::string>> report(double /*real_steps*/) const {
     return {};

@@ -160,6 +160,12 @@ TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace,
   sum.final_val_loss = last_val.loss;
   sum.final_val_accuracy = last_val.accuracy;
   sum.policy_report = policy.report(double(sum.backward_passes));
+  sum.policy_counters = policy.counters();
+  if (state_.forecaster) {
+    sum.seconds_filter = state_.forecaster->seconds_filter;
+    sum.seconds_train = state_.forecaster->seconds_train;
+    sum.seconds_forecast = state_.forecaster->seconds_forecast;
+  }
   return sum;
 }
 

@@ -45,6 +45,9 @@ struct TrainSummary {
   std::vector<ValidationPoint> validations;
   std::vector<char> real_steps;  // per step of this run: 1 when it had a backward pass
   std::vector<std::pair<std::string, std::string>> policy_report;
+  std::vector<std::pair<std::string, double>> policy_counters;
+  // Seconds (fenced) of the forecaster's parts: filter, online training, forecasts (rollouts).
+  double seconds_filter = 0, seconds_train = 0, seconds_forecast = 0;
 };
 
 class Trainer {
