@@ -155,7 +155,9 @@ int run_compare_mode(const RunContext& ctx) {
     const bool beats = hyb.final_val_loss < results["budget"][i].summary.final_val_loss &&
                        hyb.final_val_loss < results["freeze"][i].summary.final_val_loss;
     wins += close && fewer && beats;
-    std::cout << "seed " << seeds[i] << ": hybrid used "
+    const double steps = double(std::max<std::int64_t>(1, hyb.last_step - hyb.first_step));
+    std::cout << "seed " << seeds[i] << ": skip ratio "
+              << io::fmt(1.0 - double(hyb.backward_passes) / steps, 3) << ", hybrid used "
               << io::fmt(100.0 * double(hyb.backward_passes) / double(full.backward_passes), 4)
               << " % of full's backward passes; val loss " << io::fmt(hyb.final_val_loss, 5)
               << " vs full " << io::fmt(full.final_val_loss, 5) << (close ? " (within 1 %)" : "")
@@ -207,7 +209,8 @@ int run_compare_mode(const RunContext& ctx) {
     }
   }
   writer.commit();
-  std::cout << "comparison written to " << path << "\n";
+  std::cout << "comparison written to " << path << "; plot it with run/post/hpt-plot " << path
+            << "\n";
   return 0;
 }
 

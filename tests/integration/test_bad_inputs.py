@@ -14,7 +14,7 @@ import hptest
 a = hptest.args()
 h5py = hptest.h5()
 xor = hptest.deck_path(a.root, "xor.ini")
-quick = hptest.deck_path(a.root, "quickstart.ini")
+quick = hptest.deck_path(a.root, "rollout-synthetic.ini")
 bench = hptest.deck_path(a.root, "bench-cpu.ini")
 small_rollout = ["rollout.horizon=3", "rollout.scenarios=2", "dynamics.hidden=8"]
 
@@ -125,7 +125,7 @@ os.makedirs(tdir)
 p = subprocess.run(["true"])  # a finished process: its pid is free (or reused by a live one, then kept)
 dead = subprocess.Popen(["true"])
 dead.wait()
-stale = os.path.join(tdir, f"quickstart.h5.tmp.{dead.pid}")
+stale = os.path.join(tdir, f"rollout-synthetic.h5.tmp.{dead.pid}")
 foreign = os.path.join(tdir, f"other.h5.tmp.{dead.pid}")
 for path in (stale, foreign):
     open(path, "w").close()

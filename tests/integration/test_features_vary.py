@@ -36,9 +36,9 @@ hptest.check("sgd" in varying and varying["sgd"].sum() >= 48, "digits reference 
 hptest.check("adam" in varying and varying["adam"].sum() >= varying.get("sgd", np.zeros(64)).sum(),
              "digits with adam: at least as many features vary (moment and variance features come alive)")
 
-r = hptest.run(a.hpt, hptest.deck_path(a.root, "quickstart.ini"), f"output.dir={out}", "rollout.horizon=5",
+r = hptest.run(a.hpt, hptest.deck_path(a.root, "rollout-synthetic.ini"), f"output.dir={out}", "rollout.horizon=5",
                "rollout.scenarios=2", "dynamics.hidden=16")
-with h5py.File(os.path.join(out, "quickstart.h5"), "r") as f:
+with h5py.File(os.path.join(out, "rollout-synthetic.h5"), "r") as f:
     x = f["features"][()]
 hptest.check(r.returncode == 0 and np.count_nonzero(x) >= 32,
              "rollout mode: the encoded features are not all zero (normaliser saw the whole history)",

@@ -109,4 +109,10 @@ rcols, _ = trace(out)
 same = all(np.array_equal(scols[k], rcols[k], equal_nan=True) for k in scols if k != "wall_time")
 diff = [k for k in scols if k != "wall_time" and not np.array_equal(scols[k], rcols[k], equal_nan=True)]
 hptest.check(same, "the restarted trace equals the uninterrupted one (all columns but wall time)", str(diff))
+# 5. --compare refuses a deck that is not hybrid, before any work and without writing anything.
+out = os.path.join(a.work, "refused")
+r = hptest.run(a.hpt, deck, *base, f"output.dir={out}", "train.hybrid=off", extra=("--compare",))
+hptest.check(r.returncode == 2 and "train.hybrid" in r.stderr and not os.path.exists(out),
+             "--compare of a deck with train.hybrid = off: exit 2 naming the key, nothing written",
+             f"rc {r.returncode}: {r.stderr[-300:]}")
 hptest.finish()

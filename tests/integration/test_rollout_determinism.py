@@ -9,7 +9,7 @@ import hptest
 
 a = hptest.args()
 h5py = hptest.h5()
-deck = hptest.deck_path(a.root, "quickstart.ini")
+deck = hptest.deck_path(a.root, "rollout-synthetic.ini")
 out = os.path.join(a.work, "out")
 common = [f"output.dir={out}", "rollout.horizon=30", "rollout.scenarios=8", "dynamics.hidden=64"]
 

@@ -20,16 +20,26 @@ def header_ok(path, kind):
                 and len(at["hpt_backend"]) > 0)
 
 
-# quickstart: as shipped (the README's first command), under 30 s once built.
+# quickstart: as shipped (the README's first command), under 30 s once built: the hybrid run against the other
+# three arms, with the skip ratio and where the plot is.
 t0 = time.time()
-r = hptest.run(a.hpt, inp("quickstart.ini"), f"output.dir={out}", f"rollout.save_model={out}/model.h5")
+r = hptest.run(a.hpt, inp("quickstart.ini"), f"output.dir={out}")
 dt = time.time() - t0
 hptest.check(r.returncode == 0, "quickstart runs", r.stderr[-600:])
 hptest.check(dt < 30, f"quickstart under 30 s ({dt:.1f} s)")
-hptest.check("resolved configuration" in r.stdout and "rollout:" in r.stdout, "quickstart prints header and summary")
-q = os.path.join(out, "quickstart.h5")
+hptest.check("skip ratio" in r.stdout and "compare (1 seed" in r.stdout and "run/post/hpt-plot" in r.stdout,
+             "quickstart prints the skip ratio, the comparison table and the plot command", r.stdout[-1200:])
+q = os.path.join(out, "quickstart_compare.h5")
+hptest.check(os.path.exists(q) and header_ok(q, "compare"), "quickstart_compare.h5 has the hpt attributes")
+
+# the synthetic-curve rollout: paths and statistics.
+r = hptest.run(a.hpt, inp("rollout-synthetic.ini"), f"output.dir={out}", f"rollout.save_model={out}/model.h5")
+hptest.check(r.returncode == 0, "rollout-synthetic runs", r.stderr[-600:])
+hptest.check("resolved configuration" in r.stdout and "rollout:" in r.stdout,
+             "rollout-synthetic prints header and summary")
+q = os.path.join(out, "rollout-synthetic.h5")
 if os.path.exists(q):
-    hptest.check(header_ok(q, "rollout"), "quickstart.h5 has the hpt attributes")
+    hptest.check(header_ok(q, "rollout"), "rollout-synthetic.h5 has the hpt attributes")
     with h5py.File(q, "r") as f:
         p = f["paths"][()]
         hptest.check(p.shape == (64, 5, 51), f"paths shape (N, E, Y+1) = {p.shape}")
@@ -44,7 +54,7 @@ if os.path.exists(q):
         feats = f["features"][()]
         hptest.check(feats.shape == (1, 64) and np.all(np.isfinite(feats)), "64 finite features")
 
-# rollout from the model file the quickstart saved.
+# rollout from the model file the synthetic rollout saved.
 r = hptest.run(a.hpt, inp("rollout.ini"), f"output.dir={out}", f"rollout.model={out}/model.h5",
                "rollout.horizon=20", "rollout.scenarios=16")
 hptest.check(r.returncode == 0, "rollout.ini runs from the saved model", r.stderr[-600:])
@@ -65,6 +75,7 @@ if os.path.exists(csv):
 
 # training decks, shortened.
 for deck, sets in [("xor.ini", ["train.steps=100"]),
+                   ("digits.ini", ["train.steps=250", "checkpoint.every=100"]),
                    ("digits-baseline.ini", ["train.steps=150", "checkpoint.every=100"]),
                    ("teacher-large.ini", ["dataset.samples=512", "dataset.teacher_layers=16,32,10",
                                           "model.layers=16,32,10", "train.steps=80", "train.batch_size=32",
