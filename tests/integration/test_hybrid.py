@@ -5,6 +5,8 @@ injected non-finite loss restores the last snapshot and halves the learning rate
 inside a predict block and restarted gives the same trace as an uninterrupted run."""
 import os
 import signal
+import struct
+import subprocess
 
 import numpy as np
 
@@ -70,6 +72,14 @@ with h5py.File(os.path.join(out, "digits-sgd_compare.h5"), "r") as f:
     hptest.check(hyb == frz, "rolled-back blocks leave exactly the freeze arm's state", f"{hyb!r} vs {frz!r}")
     hptest.check(np.array_equal(arms["hybrid"]["val_loss"][()], arms["freeze"]["val_loss"][()]),
                  "the hybrid and freeze validation curves are identical")
+
+# The comparison of a real run plots (validation loss against backward passes, 1000 x 600 px).
+png = os.path.join(out, "compare.png")
+p = subprocess.run(["/usr/bin/python3", os.path.join(a.root, "run/post/hpt-plot"),
+                    os.path.join(out, "digits-sgd_compare.h5"), "-o", png], capture_output=True, text=True)
+size = struct.unpack(">II", open(png, "rb").read(24)[16:24]) if os.path.exists(png) else None
+hptest.check(p.returncode == 0 and size == (1000, 600), "run/post/hpt-plot draws the comparison",
+             f"rc {p.returncode} size {size}: {p.stderr[-300:]}")
 
 # 3. A non-finite loss at step 150: the last snapshot is restored, the learning rate halved for 50 steps.
 out = os.path.join(a.work, "fault")
