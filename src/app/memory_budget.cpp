@@ -102,12 +102,23 @@ MemoryNeed train_need(const Config& c) {
       double(std::max<std::int64_t>(c.get_int("train.batch_size"), kValidationRows));
   need.bytes += 3 * batch * width_sum * kReal;  // activations, their gradients, pre-activations
   need.bytes += history_bytes(c, 1);
-  if (c.get_bool("train.forecaster")) need.bytes += forecaster_bytes(c, 1);
+  const bool hybrid = c.get_string("train.hybrid") == "on";
+  if (c.get_bool("train.forecaster") || hybrid) need.bytes += forecaster_bytes(c, 1);
+  if (hybrid) {
+    // The snapshot (parameters and optimizer state) and the update predictor's kept snapshots.
+    const std::string u = c.get_string("update.style");
+    const double kept = u == "linear"        ? double(c.get_int("update.lag")) + 1
+                        : u == "quadratic"   ? 2.0 * double(c.get_int("update.lag")) + 1
+                        : u == "extrapolate" ? double(c.get_int("update.fit_steps")) + 4
+                                             : 0.0;
+    need.bytes += (4 + kept) * params * kReal;
+  }
   need.keys =
       "model.layers = " + c.get_string("model.layers") +
       ", train.batch_size = " + std::to_string(c.get_int("train.batch_size")) +
       (data_key.empty() ? "" : ", " + data_key) +
-      (c.get_bool("train.forecaster") ? ", train.forecaster on: " + forecaster_keys(c) : "");
+      (c.get_bool("train.forecaster") || hybrid ? ", forecaster: " + forecaster_keys(c) : "") +
+      (hybrid ? ", train.hybrid = on with update.style = " + c.get_string("update.style") : "");
   return need;
 }
 
