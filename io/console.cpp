@@ -60,7 +60,7 @@ std::string backend_description() {
     return os.str();
   }
 #endif
-  os << " (" << Kokkos::DefaultHostExecutionSpace::concurrency() << " threads)";
+  os << " (" << Kokkos::DefaultHostExecutionSpace().concurrency() << " threads)";
   return os.str();
 }
 

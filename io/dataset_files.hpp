@@ -3,7 +3,7 @@
 // hpt::InputError naming the file (and the dataset, row or line) and what was expected.
 #include <string>
 
-#include "modules/dataset/raw_data.hpp"
+#include "core/raw_data.hpp"
 
 namespace hpt::io {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/types.hpp"
-#include "modules/dataset/raw_data.hpp"
+#include "core/raw_data.hpp"
 
 namespace hpt {
 

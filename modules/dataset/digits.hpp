@@ -5,7 +5,7 @@
 // this file finds it and checks its layout.
 #include <string>
 
-#include "modules/dataset/raw_data.hpp"
+#include "core/raw_data.hpp"
 
 namespace hpt {
 

@@ -5,7 +5,7 @@
 // task.
 #include <string>
 
-#include "modules/dataset/raw_data.hpp"
+#include "core/raw_data.hpp"
 
 namespace hpt {
 

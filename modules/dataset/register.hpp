@@ -13,7 +13,7 @@
 #include "core/config.hpp"
 #include "core/registry.hpp"
 #include "modules/dataset/dataset.hpp"
-#include "modules/dataset/raw_data.hpp"
+#include "core/raw_data.hpp"
 
 namespace hpt {
 

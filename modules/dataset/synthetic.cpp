@@ -24,9 +24,9 @@ void fill_normals(std::vector<double>& out, double scale, std::uint64_t seed, st
                   std::uint64_t a) {
   double* p = out.data();
   Kokkos::parallel_for(
-      "hpt::dataset_host_normals", Kokkos::RangePolicy<HostSpace>(0, out.size()),
+      "hpt::dataset_host_normals", Kokkos::RangePolicy<HostExec>(0, out.size()),
       [=](const std::size_t i) { p[i] = scale * rng::normal(rng::key(seed, stream, a, i)); });
-  HostSpace().fence();
+  HostExec().fence();
 }
 
 }  // namespace

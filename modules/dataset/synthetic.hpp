@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "modules/dataset/raw_data.hpp"
+#include "core/raw_data.hpp"
 #include "modules/dataset/teacher_kernels.hpp"
 
 namespace hpt {

@@ -85,7 +85,6 @@ class Mlp : public ModelBase<Space, Real> {
   // round log/cos differently in the last bit, so this keeps the initial parameters bit-identical
   // on every backend.
   void initialize(std::uint64_t seed) override {
-    using HostExec = Kokkos::DefaultHostExecutionSpace;
     using HostVector = View1<Real, HostExec::memory_space>;
     const bool he = options_.init == InitScheme::He ||
                     (options_.init == InitScheme::Auto && options_.activation != Activation::Tanh);

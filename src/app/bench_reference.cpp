@@ -14,12 +14,12 @@ RolloutBenchInputs make_rollout_bench_inputs(const RolloutSize& sz, std::uint64_
   in.params = RssmParams<real>(sz.members, sz.hidden, sz.stochastic, sz.input);
   initialize_rssm_params(ExecSpace(), in.params, seed);
   in.h0 = View2<real>("hpt::bench_h0", sz.members, sz.hidden);
-  fill_uniform(ExecSpace(), in.h0.data(), in.h0.size(), seed, 1001, 0.5);
+  fill_uniform(ExecSpace(), View1<real>(in.h0.data(), in.h0.size()), seed, 1001, 0, 0.5);
   in.inputs.x0 = View1<real>("hpt::bench_x0", sz.input);
-  fill_uniform(ExecSpace(), in.inputs.x0.data(), in.inputs.x0.size(), seed, 1002, 1.0);
+  fill_uniform(ExecSpace(), in.inputs.x0, seed, 1002, 0, 1.0);
   in.inputs.norm_mean = View1<real>("hpt::bench_norm_mean", sz.input);
   in.inputs.norm_inv_std = View1<real>("hpt::bench_norm_inv_std", sz.input);
-  fill_uniform(ExecSpace(), in.inputs.norm_mean.data(), sz.input, seed, 1003, 0.1);
+  fill_uniform(ExecSpace(), in.inputs.norm_mean, seed, 1003, 0, 0.1);
   Kokkos::deep_copy(in.inputs.norm_inv_std, real(1));
   // A plausible loss state: log loss about log(0.5), a gently decreasing recent window.
   in.inputs.loss_states = View1<LossState<real>>("hpt::bench_loss_state", 1);

@@ -130,8 +130,8 @@ int run_bench_mode(const RunContext& ctx) {
     View3<real> x("hpt::bench_x", sz.scenarios, sz.members, sz.input);
     View3<real> h("hpt::bench_h", sz.scenarios, sz.members, sz.hidden);
     View3<real> h_out("hpt::bench_h_out", sz.scenarios, sz.members, sz.hidden);
-    fill_uniform(ExecSpace(), x.data(), x.size(), 11, 1, 1.0);
-    fill_uniform(ExecSpace(), h.data(), h.size(), 11, 2, 1.0);
+    fill_uniform(ExecSpace(), View1<real>(x.data(), x.size()), 11, 1, 0, 1.0);
+    fill_uniform(ExecSpace(), View1<real>(h.data(), h.size()), 11, 2, 0, 1.0);
     Row g = r;
     g.kernel = "gru_step";
     g.Y = 1;

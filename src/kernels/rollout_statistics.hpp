@@ -322,7 +322,7 @@ HPT_LAUNCHER void compute_rollout_statistics(
               const int digit = int((key >> shift) & Key(detail::kSelectBins - 1));
               for (int t = 0; t < detail::kSelectTargets; ++t)
                 if (((key ^ prefix(t)) & high_mask) == 0)
-                  Kokkos::atomic_increment(&hist(t * detail::kSelectBins + digit));
+                  Kokkos::atomic_add(&hist(t * detail::kSelectBins + digit), 1);
             });
             team.team_barrier();
             Kokkos::parallel_for(

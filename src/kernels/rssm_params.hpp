@@ -129,18 +129,6 @@ void declare_rssm_tensors(ParameterStore<Real, Mem>& store, int E, int H, int S,
   store.add_matrix("loss_head.b", E, 2);
 }
 
-// data[i] = U(-limit, limit) drawn from rng::key(seed, stream, i): the same on every backend.
-template <class Space, class Real>
-HPT_LAUNCHER void fill_uniform(const Space& space, Real* data, std::size_t count,
-                               std::uint64_t seed, std::uint64_t stream, double limit) {
-  Kokkos::parallel_for(
-      "hpt::fill_uniform", Kokkos::RangePolicy<Space>(space, 0, std::int64_t(count)),
-      KOKKOS_LAMBDA(const std::int64_t i) {
-        const double u = rng::uniform(rng::key(seed, stream, std::uint64_t(i)));
-        data[i] = Real(limit * (2.0 * u - 1.0));
-      });
-}
-
 // Seeded initialisation: GRU weights and biases U(+-1/sqrt(H)) (PyTorch's GRUCell), the heads
 // Glorot-uniform per member (limit sqrt(6 / (fan_in + fan_out))), head biases zero.
 template <class Space, class Real>
@@ -160,7 +148,8 @@ HPT_LAUNCHER void initialize_rssm_params(const Space& space,
     if (name.rfind("gru.", 0) == 0) limit = gru_limit;
     if (name == "prior.mean_w" || name == "prior.scale_w") limit = prior_limit;
     if (name == "loss_head.w") limit = kLossHeadInitScale * head_limit;
-    fill_uniform(space, data, count, seed, stream++, limit);
+    fill_uniform(space, View1<Real, typename Space::memory_space>(data, count), seed, stream++, 0,
+                 limit);
   });
   const auto head_b = p.loss_head_b;
   Kokkos::parallel_for(

@@ -61,7 +61,7 @@ TEST(DatasetBatch, ShuffleIsAPermutationForEverySize) {
 
 template <class C>
 class DatasetGather : public ::testing::Test {};
-TYPED_TEST_SUITE(DatasetGather, hpt::test::BackendsAndPrecisions);
+TYPED_TEST_SUITE(DatasetGather, hpt::test::BackendsAndPrecisions, hpt::test::TypedTestNames);
 
 TYPED_TEST(DatasetGather, MatchesHostGatherOfTheSamePermutation) {
   using Space = typename TypeParam::space;

@@ -36,7 +36,8 @@ std::vector<double> host_forward(const hpt::dataset::TeacherWeights& t,
 
 template <class C>
 class DatasetTeacherKernels : public ::testing::Test {};
-TYPED_TEST_SUITE(DatasetTeacherKernels, hpt::test::BackendsAndPrecisions);
+TYPED_TEST_SUITE(DatasetTeacherKernels, hpt::test::BackendsAndPrecisions,
+                 hpt::test::TypedTestNames);
 
 TYPED_TEST(DatasetTeacherKernels, DenseMatchesHostLoop) {
   using Space = typename TypeParam::space;
@@ -102,7 +103,7 @@ TYPED_TEST(DatasetTeacherKernels, ArgmaxMatchesHostLoop) {
 
 template <class S>
 class DatasetTeacherForward : public ::testing::Test {};
-TYPED_TEST_SUITE(DatasetTeacherForward, hpt::test::Backends);
+TYPED_TEST_SUITE(DatasetTeacherForward, hpt::test::Backends, hpt::test::TypedTestNames);
 
 TYPED_TEST(DatasetTeacherForward, MatchesHostForwardPass) {
   using Space = TypeParam;

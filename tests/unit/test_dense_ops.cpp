@@ -58,7 +58,7 @@ auto to_host(const V& v) {
 
 template <class C>
 class DenseOps : public ::testing::Test {};
-TYPED_TEST_SUITE(DenseOps, hpt::test::BackendsAndPrecisions);
+TYPED_TEST_SUITE(DenseOps, hpt::test::BackendsAndPrecisions, hpt::test::TypedTestNames);
 
 // Sizes that are not multiples of the GEMM blocks, and one that spans several blocks.
 const std::vector<std::vector<int>> kShapes = {{13, 37, 29}, {70, 100, 130}, {1, 5, 3}};

@@ -20,7 +20,7 @@ namespace tm = hpt::telemetry;
 
 template <class T>
 class EncodeHistory : public ::testing::Test {};
-TYPED_TEST_SUITE(EncodeHistory, hpt::test::BackendsAndPrecisions);
+TYPED_TEST_SUITE(EncodeHistory, hpt::test::BackendsAndPrecisions, hpt::test::TypedTestNames);
 
 template <class Real, class Mem>
 struct HostCopy {

@@ -19,7 +19,7 @@ namespace tm = hpt::telemetry;
 
 template <class T>
 class EncodeNormalizer : public ::testing::Test {};
-TYPED_TEST_SUITE(EncodeNormalizer, hpt::test::BackendsAndPrecisions);
+TYPED_TEST_SUITE(EncodeNormalizer, hpt::test::BackendsAndPrecisions, hpt::test::TypedTestNames);
 
 // Host model: every accepted sample per (run, feature); statistics by two passes.
 struct HostFeature {

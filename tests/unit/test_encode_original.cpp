@@ -21,7 +21,7 @@ using hpt::test::HostRun;
 
 template <class T>
 class EncodeOriginal : public ::testing::Test {};
-TYPED_TEST_SUITE(EncodeOriginal, hpt::test::BackendsAndPrecisions);
+TYPED_TEST_SUITE(EncodeOriginal, hpt::test::BackendsAndPrecisions, hpt::test::TypedTestNames);
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 

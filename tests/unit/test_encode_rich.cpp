@@ -25,13 +25,13 @@ namespace rf = hpt::rich;
 
 template <class T>
 class EncodeRich : public ::testing::Test {};
-TYPED_TEST_SUITE(EncodeRich, hpt::test::BackendsAndPrecisions);
+TYPED_TEST_SUITE(EncodeRich, hpt::test::BackendsAndPrecisions, hpt::test::TypedTestNames);
 
 // The host reference of every rich feature (plain loops over full sequences).
+using hpt::reference::ema;
 using hpt::reference::host_rich;
 using hpt::reference::kLossFloor;
 using hpt::reference::kTiny;
-using hpt::reference::ema;
 using hpt::reference::logs;
 using hpt::reference::mean;
 using hpt::reference::pop_std;

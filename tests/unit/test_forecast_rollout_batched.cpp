@@ -19,7 +19,7 @@ using hpt::test::fill_random;
 
 template <class T>
 class ForecastBatched : public ::testing::Test {};
-TYPED_TEST_SUITE(ForecastBatched, hpt::test::BackendsAndPrecisions);
+TYPED_TEST_SUITE(ForecastBatched, hpt::test::BackendsAndPrecisions, hpt::test::TypedTestNames);
 
 TYPED_TEST(ForecastBatched, RolloutEqualsTheSingleRunKernelPerRun) {
   using Space = typename TypeParam::space;

@@ -124,7 +124,7 @@ std::vector<double> run_sequence(const TorchCase& c, GruReset reset, int steps) 
 
 template <class T>
 class GruPyTorch : public ::testing::Test {};
-TYPED_TEST_SUITE(GruPyTorch, hpt::test::BackendsAndPrecisions);
+TYPED_TEST_SUITE(GruPyTorch, hpt::test::BackendsAndPrecisions, hpt::test::TypedTestNames);
 
 TYPED_TEST(GruPyTorch, OneStepMatchesGruCell) {
   using Space = typename TypeParam::space;

@@ -16,7 +16,7 @@ using hpt::GruReset;
 
 template <class T>
 class GruStep : public ::testing::Test {};
-TYPED_TEST_SUITE(GruStep, hpt::test::BackendsAndPrecisions);
+TYPED_TEST_SUITE(GruStep, hpt::test::BackendsAndPrecisions, hpt::test::TypedTestNames);
 
 // Host copies (as double) of one problem: weights, biases, x (B,E,I), h (B,E,H).
 struct HostProblem {

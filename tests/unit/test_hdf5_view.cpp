@@ -152,7 +152,7 @@ void for_each_index(const std::vector<std::size_t>& shape, Fn&& fn) {
 
 template <class C>
 class Hdf5ViewRoundTrip : public ::testing::Test {};
-TYPED_TEST_SUITE(Hdf5ViewRoundTrip, ViewCases);
+TYPED_TEST_SUITE(Hdf5ViewRoundTrip, ViewCases, hpt::test::TypedTestNames);
 
 template <class Space, class T, int R>
 void check_round_trip(const TempDir& dir, const std::vector<std::size_t>& shape,

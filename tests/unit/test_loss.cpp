@@ -55,7 +55,7 @@ int host_argmax(const std::vector<double>& r) {
 
 template <class C>
 class Losses : public ::testing::Test {};
-TYPED_TEST_SUITE(Losses, hpt::test::BackendsAndPrecisions);
+TYPED_TEST_SUITE(Losses, hpt::test::BackendsAndPrecisions, hpt::test::TypedTestNames);
 
 // Host cross-entropy: log(sum_j exp(z_j)) - z_label per row, with the maximum factored out.
 double host_cross_entropy_row(const std::vector<double>& z, int label, std::vector<double>* p) {

@@ -148,7 +148,7 @@ const Activation kActs[] = {Activation::Relu, Activation::Tanh, Activation::Gelu
 
 template <class C>
 class MlpForward : public ::testing::Test {};
-TYPED_TEST_SUITE(MlpForward, hpt::test::BackendsAndPrecisions);
+TYPED_TEST_SUITE(MlpForward, hpt::test::BackendsAndPrecisions, hpt::test::TypedTestNames);
 
 TYPED_TEST(MlpForward, MatchesHostNetwork) {
   using Space = typename TypeParam::space;
@@ -194,7 +194,7 @@ TYPED_TEST(MlpForward, MatchesHostNetwork) {
 
 template <class S>
 class MlpGradcheck : public ::testing::Test {};
-TYPED_TEST_SUITE(MlpGradcheck, hpt::test::Backends);
+TYPED_TEST_SUITE(MlpGradcheck, hpt::test::Backends, hpt::test::TypedTestNames);
 
 template <class Space>
 void gradcheck(const std::vector<int>& layers, Activation act, LossKind loss, bool onehot,

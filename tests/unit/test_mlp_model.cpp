@@ -84,7 +84,7 @@ TEST(MlpOptions, BuiltFromTheDeck) {
 
 template <class C>
 class MlpInit : public ::testing::Test {};
-TYPED_TEST_SUITE(MlpInit, hpt::test::BackendsAndPrecisions);
+TYPED_TEST_SUITE(MlpInit, hpt::test::BackendsAndPrecisions, hpt::test::TypedTestNames);
 
 // He: normal with std sqrt(2/fan_in); Glorot: uniform within sqrt(6/(fan_in+fan_out)); biases 0.
 TYPED_TEST(MlpInit, Statistics) {
@@ -156,7 +156,7 @@ TEST(MlpMisuse, InternalErrors) {
 // initial one and accuracy rises (docs/method.md#training-problems in miniature).
 template <class C>
 class MlpTraining : public ::testing::Test {};
-TYPED_TEST_SUITE(MlpTraining, hpt::test::BackendsAndPrecisions);
+TYPED_TEST_SUITE(MlpTraining, hpt::test::BackendsAndPrecisions, hpt::test::TypedTestNames);
 
 TYPED_TEST(MlpTraining, LossDecreasesWithEachOptimizer) {
   using Space = typename TypeParam::space;

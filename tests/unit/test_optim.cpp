@@ -123,7 +123,7 @@ struct HostAdamW {
 
 template <class C>
 class Optim : public ::testing::Test {};
-TYPED_TEST_SUITE(Optim, hpt::test::BackendsAndPrecisions);
+TYPED_TEST_SUITE(Optim, hpt::test::BackendsAndPrecisions, hpt::test::TypedTestNames);
 
 // Runs `steps` updates with fresh random gradients (scaled by grad_scale) on device and host and
 // compares parameters, state and every telemetry value after each step.
@@ -364,7 +364,7 @@ TYPED_TEST(Optim, StateViewsAreNamedFlatBuffers) {
 
 template <class C>
 class Store : public ::testing::Test {};
-TYPED_TEST_SUITE(Store, hpt::test::BackendsAndPrecisions);
+TYPED_TEST_SUITE(Store, hpt::test::BackendsAndPrecisions, hpt::test::TypedTestNames);
 
 TYPED_TEST(Store, LayoutViewsAndChunks) {
   using Space = typename TypeParam::space;

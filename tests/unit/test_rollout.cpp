@@ -318,7 +318,7 @@ void expect_close(const std::vector<double>& got, const std::vector<double>& wan
 
 template <class T>
 class Rollout : public ::testing::Test {};
-TYPED_TEST_SUITE(Rollout, hpt::test::BackendsAndPrecisions);
+TYPED_TEST_SUITE(Rollout, hpt::test::BackendsAndPrecisions, hpt::test::TypedTestNames);
 
 TYPED_TEST(Rollout, MatchesHostReference) {
   using Space = typename TypeParam::space;
@@ -536,7 +536,7 @@ hpt::RolloutStatistics<Real, Mem> device_statistics(const Space& space,
 
 template <class T>
 class RolloutStats : public ::testing::Test {};
-TYPED_TEST_SUITE(RolloutStats, hpt::test::BackendsAndPrecisions);
+TYPED_TEST_SUITE(RolloutStats, hpt::test::BackendsAndPrecisions, hpt::test::TypedTestNames);
 
 TYPED_TEST(RolloutStats, MatchHostFormulas) {
   using Space = typename TypeParam::space;

@@ -73,7 +73,7 @@ TEST(RssmDynamics, InitialisationAndParameterVisit) {
     const auto values = download(data);
     double max_abs = 0;
     for (std::size_t i = 0; i < count; ++i) {
-      const double u = hpt::rng::uniform(hpt::rng::key(42, visited, i));
+      const double u = hpt::rng::uniform(hpt::rng::key(42, visited, 0, i));
       // The log-variance bias (second head output) starts at log(1e-4): sigma_delta = 0.01.
       const double expect = name == "loss_head.b" && i % 2 == 1 ? std::log(1e-4)
                                                                  : -limit + 2.0 * limit * u;

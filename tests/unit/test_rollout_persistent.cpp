@@ -65,7 +65,7 @@ const std::vector<Case> kCases = {
 
 template <class T>
 class RolloutPersistent : public ::testing::Test {};
-TYPED_TEST_SUITE(RolloutPersistent, hpt::test::BackendsAndPrecisions);
+TYPED_TEST_SUITE(RolloutPersistent, hpt::test::BackendsAndPrecisions, hpt::test::TypedTestNames);
 
 TYPED_TEST(RolloutPersistent, DispatcherMatchesExistingKernel) {
   using Space = typename TypeParam::space;

@@ -66,7 +66,7 @@ hpt::RolloutSettings settings_for(const Case& c) {
 
 template <class T>
 class RolloutTiled : public ::testing::Test {};
-TYPED_TEST_SUITE(RolloutTiled, hpt::test::BackendsAndPrecisions);
+TYPED_TEST_SUITE(RolloutTiled, hpt::test::BackendsAndPrecisions, hpt::test::TypedTestNames);
 
 TYPED_TEST(RolloutTiled, MatchesTeamPerPathKernel) {
   using Space = typename TypeParam::space;

@@ -201,7 +201,7 @@ const char* name(GruReset r) {
 
 template <class C>
 class RssmBpttForward : public ::testing::Test {};
-TYPED_TEST_SUITE(RssmBpttForward, hpt::test::BackendsAndPrecisions);
+TYPED_TEST_SUITE(RssmBpttForward, hpt::test::BackendsAndPrecisions, hpt::test::TypedTestNames);
 
 TYPED_TEST(RssmBpttForward, WindowLossEqualsHostLoop) {
   using Space = typename TypeParam::space;
@@ -236,7 +236,7 @@ TYPED_TEST(RssmBpttForward, WindowLossEqualsHostLoop) {
 
 template <class Space>
 class RssmBpttGradient : public ::testing::Test {};
-TYPED_TEST_SUITE(RssmBpttGradient, hpt::test::Backends);
+TYPED_TEST_SUITE(RssmBpttGradient, hpt::test::Backends, hpt::test::TypedTestNames);
 
 // Loss of member m of the device forward at theta.
 template <class Space>

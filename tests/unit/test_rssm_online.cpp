@@ -73,7 +73,7 @@ void observe_run(hpt::RssmOnline<Space, Real>& online, SyntheticRun& run, int fr
 
 template <class C>
 class RssmOnlineTest : public ::testing::Test {};
-TYPED_TEST_SUITE(RssmOnlineTest, hpt::test::BackendsAndPrecisions);
+TYPED_TEST_SUITE(RssmOnlineTest, hpt::test::BackendsAndPrecisions, hpt::test::TypedTestNames);
 
 // ---- ring and window
 

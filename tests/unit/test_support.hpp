@@ -9,6 +9,8 @@
 #include <random>
 #include <vector>
 
+#include "typed_test_names.hpp"
+
 namespace hpt::test {
 
 // Every enabled backend; one test source runs on each (docs/architecture.md#tests).

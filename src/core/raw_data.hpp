@@ -1,7 +1,7 @@
 #pragma once
 // The rows of a data set as read or generated, on the host, before the split: what every dataset
-// style produces and what io/dataset_files.hpp returns (a plain struct, so modules never include
-// io).
+// style produces and what io/dataset_files.hpp returns (a plain struct in core, so modules never
+// include io and io never includes modules).
 #include <cstdint>
 #include <string>
 #include <vector>
