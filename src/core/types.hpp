@@ -13,8 +13,6 @@ using real = float;
 using ExecSpace = Kokkos::DefaultExecutionSpace;
 using MemSpace = ExecSpace::memory_space;
 using HostExec = Kokkos::DefaultHostExecutionSpace;  // an execution space, unlike Kokkos::HostSpace
-// Deprecated: the old name of HostExec, kept until every file uses HostExec; do not use.
-using HostSpace = HostExec;
 
 // Views are LayoutRight everywhere so host reference loops and HDF5 (row-major) agree.
 template <class T, class Mem = MemSpace>

@@ -23,7 +23,7 @@ using Vec = std::vector<double>;
 
 template <class C>
 class UpdatePredictors : public ::testing::Test {};
-TYPED_TEST_SUITE(UpdatePredictors, hpt::test::BackendsAndPrecisions);
+TYPED_TEST_SUITE(UpdatePredictors, hpt::test::BackendsAndPrecisions, hpt::test::TypedTestNames);
 
 template <class Store>
 void declare(Store& s) {
@@ -84,6 +84,37 @@ TYPED_TEST(UpdatePredictors, FiniteDifferencesMatchHostLoops) {
         ASSERT_TRUE(hpt::test::near_rel(got[i], want, tol)) << "order " << order << " k " << k;
       }
     }
+  }
+}
+
+// After an accepted predict block moved the parameters by D, the kept snapshots move by D too: the
+// next linear prediction continues from the new parameters with the real steps' velocity only.
+TYPED_TEST(UpdatePredictors, ShiftedHistorySeesRealStepsOnly) {
+  using Space = typename TypeParam::space;
+  using Real = typename TypeParam::real;
+  const double tol = hpt::test::tolerance<Real>(40);
+  const int d = 2;
+  hpt::ParameterStore<Real, typename Space::memory_space> store;
+  declare(store);
+  hpt::FiniteDifferencePredictor<Space, Real> pred(1, d);
+  pred.bind(store);
+  const auto traj = trajectory<Real>(store.size(), 3, 11u);
+  for (const Vec& t : traj) {
+    upload_values(store.values(), t);
+    pred.observe();
+  }
+  const auto start = store.make_buffer("block_start");
+  store.snapshot(start);
+  pred.begin_block();
+  pred.predict(5);  // the block: theta moves by 5 (t2 - t0) / 2
+  const Vec moved = download_values(store.values());
+  pred.shift_history(start);
+  pred.begin_block();
+  pred.predict(1);
+  const Vec got = download_values(store.values());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double want = moved[i] + (traj[2][i] - traj[0][i]) / d;
+    ASSERT_TRUE(hpt::test::near_rel(got[i], want, tol)) << "element " << i;
   }
 }
 
