@@ -171,8 +171,9 @@ CurveSet read_curves_csv(const std::string& path, bool skip_bad_runs) {
       throw InputError("curve file '" + path + "' line 1: column '" + h + "' appears twice");
     *slot = i;
   }
-  for (const auto& [name, col] :
-       {std::pair<const char*, int>{"run", col_run}, {"step", col_step}, {"loss", col_loss}})
+  const std::pair<const char*, int> required[] = {
+      {"run", col_run}, {"step", col_step}, {"loss", col_loss}};
+  for (const auto& [name, col] : required)
     if (col < 0)
       throw InputError("curve file '" + path + "' line 1: missing column '" + name +
                        "'; expected the header run,step,loss[,grad_norm,lr]");

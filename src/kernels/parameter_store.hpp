@@ -172,18 +172,27 @@ HPT_LAUNCHER void fill_normal(const Space& space, View1<Real, typename Space::me
       });
 }
 
-// Uniform in (-bound, bound), same keying as fill_normal.
+// Uniform in (-bound, bound), same keying as fill_normal. A functor rather than a lambda: nvcc 11.8
+// mis-types an extended lambda's enclosing template here when callers sit in other translation
+// units.
+template <class Real, class Mem>
+struct FillUniform {
+  View1<Real, Mem> v;
+  std::uint64_t seed, stream_a, stream_b;
+  double bound;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i) const {
+    const double u = rng::uniform(rng::key(seed, stream_a, stream_b, std::uint64_t(i)));
+    v(i) = Real(bound * (2.0 * u - 1.0));
+  }
+};
+
 template <class Space, class Real>
-HPT_LAUNCHER void fill_uniform(const Space& space, View1<Real, typename Space::memory_space> v,
-                               std::uint64_t seed, std::uint64_t stream_a, std::uint64_t stream_b,
-                               double bound) {
-  const std::int64_t n = std::int64_t(v.extent(0));
+void fill_uniform(const Space& space, View1<Real, typename Space::memory_space> v,
+                  std::uint64_t seed, std::uint64_t stream_a, std::uint64_t stream_b,
+                  double bound) {
   Kokkos::parallel_for(
-      "hpt::fill_uniform", Kokkos::RangePolicy<Space>(space, 0, n),
-      KOKKOS_LAMBDA(const std::int64_t i) {
-        const double u = rng::uniform(rng::key(seed, stream_a, stream_b, std::uint64_t(i)));
-        v(i) = Real(bound * (2.0 * u - 1.0));
-      });
+      "hpt::fill_uniform", Kokkos::RangePolicy<Space>(space, 0, std::int64_t(v.extent(0))),
+      FillUniform<Real, typename Space::memory_space>{v, seed, stream_a, stream_b, bound});
 }
 
 }  // namespace hpt

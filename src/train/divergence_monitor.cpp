@@ -6,8 +6,14 @@ namespace hpt::train {
 
 namespace {
 
-void raise(DivergenceVerdict& v, Alarm level, const std::string& reason) {
-  if (level > v.level) v = {level, reason};
+// A vanishing gradient is how convergence looks, not a divergence: it warns (no predicting while
+// it lasts) but never escalates to a critical restore.
+void raise(DivergenceVerdict& v, Alarm level, const std::string& reason, bool divergent = true) {
+  if (level >= Alarm::Warning && divergent) v.divergent = true;
+  if (level > v.level) {
+    const bool d = v.divergent;
+    v = {level, reason, d};
+  }
 }
 
 // Fraction of sign flips between consecutive differences (zero differences skipped).
@@ -64,7 +70,7 @@ DivergenceVerdict DivergenceMonitor::check(const StepSignals& step) const {
     else if (g > limit)
       raise(v, Alarm::Warning, "gradient norm explodes");
     else if (g < 0.01 * s_.grad_baseline)
-      raise(v, Alarm::Warning, "gradient norm vanishes");
+      raise(v, Alarm::Warning, "gradient norm vanishes", false);
   }
   if (step.has_forecast && std::isfinite(step.forecast)) {
     const double rel = std::fabs(loss - step.forecast) / std::max(std::fabs(loss), 0.1);
@@ -103,7 +109,7 @@ void DivergenceMonitor::add(const StepSignals& step) {
 
 DivergenceVerdict DivergenceMonitor::observe(const StepSignals& step) {
   DivergenceVerdict v = check(step);
-  s_.escalation = v.level >= Alarm::Warning ? s_.escalation + 1 : 0;
+  s_.escalation = v.level >= Alarm::Warning && v.divergent ? s_.escalation + 1 : 0;
   if (v.level == Alarm::Warning && s_.escalation >= 3)
     v = {Alarm::Critical, v.reason + " (three checks in a row)"};
   if (std::isfinite(step.loss) && (!step.has_grad || std::isfinite(step.grad_norm))) add(step);

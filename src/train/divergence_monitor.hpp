@@ -12,7 +12,9 @@
 //   forecast        rel = |L - forecast| / max(|L|, 0.1): caution > 0.2, warning > 0.5
 //   oscillation     fraction of sign flips of consecutive loss differences over the last 100
 //                   losses (>= 10): caution > 0.5, warning > 0.8
-// Three consecutive checks at warning or above escalate a warning to critical. EMAs: alpha = 1 on
+// Three consecutive checks with a divergent warning (any warning but a vanishing gradient, which is
+// how convergence looks) escalate to critical; clear_escalation() starts the count again (after
+// the loop restored a snapshot). EMAs: alpha = 1 on
 // the first observation, 0.01 after; var <- 0.99 var + alpha d^2.
 #include <cmath>
 #include <cstdint>
@@ -26,7 +28,8 @@ const char* alarm_name(Alarm a);
 
 struct DivergenceVerdict {
   Alarm level = Alarm::Normal;
-  std::string reason;  // the signal that set the level ("" when normal)
+  std::string reason;      // the signal that set the level ("" when normal)
+  bool divergent = false;  // a warning-level signal other than a vanishing gradient fired
 };
 
 // What one step shows the monitor.
@@ -51,6 +54,7 @@ class DivergenceMonitor {
     std::deque<double> losses;  // newest last, at most kHistory
   };
   const State& state() const { return s_; }
+  void clear_escalation() { s_.escalation = 0; }
   void restore(const State& s) { s_ = s; }
 
   static constexpr double kTau = 3.0;

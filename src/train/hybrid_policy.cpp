@@ -150,8 +150,7 @@ void HybridPolicy::after_step(std::int64_t step, StepOutcome& out, const View2<r
       finish_block(step, out);
       if (verdict.level >= Alarm::Warning && out.verdict > 0) {
         controller_.warning();
-        events_.push_back({step, TraceEvent::DivergenceWarning, out.loss.loss,
-                           std::string("divergence warning (") + verdict.reason + ")"});
+        warn(step, out.loss.loss, verdict.reason);
       }
     }
     return;
@@ -163,8 +162,7 @@ void HybridPolicy::after_step(std::int64_t step, StepOutcome& out, const View2<r
   }
   if (verdict.level == Alarm::Warning) {
     controller_.warning();
-    events_.push_back({step, TraceEvent::DivergenceWarning, out.loss.loss,
-                       std::string("divergence warning (") + verdict.reason + ")"});
+    warn(step, out.loss.loss, verdict.reason);
     return;
   }
   if (controller_.real_step_done()) decide(step, features);
@@ -238,9 +236,22 @@ void HybridPolicy::finish_block(std::int64_t step, StepOutcome& out) {
   events_.push_back({step, TraceEvent::Rollback, ratio, ""});
 }
 
+void HybridPolicy::warn(std::int64_t step, double loss, const std::string& reason) {
+  // Every warning is in the trace; the console hears of it once per episode (warnings further apart
+  // than the Full block a warning forces).
+  const bool new_episode = step - last_warning_ > 2 * std::int64_t(settings_.full_steps);
+  last_warning_ = step;
+  events_.push_back({step, TraceEvent::DivergenceWarning, loss,
+                     new_episode ? "divergence warning at step " + std::to_string(step) + " (" +
+                                       reason + "): a Full block of " +
+                                       std::to_string(2 * settings_.full_steps) + " steps"
+                                 : std::string()});
+}
+
 void HybridPolicy::restore_after_alarm(std::int64_t step, double loss, const std::string& why) {
   snapshot_.restore();
   predictor_->reset();
+  monitor_.clear_escalation();
   controller_.critical(step);
   std::ostringstream msg;
   msg << "divergence critical at step " << step << " (" << why

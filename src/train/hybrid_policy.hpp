@@ -46,6 +46,7 @@ class HybridPolicy final : public StepPolicy {
   void decide(std::int64_t step, const View2<real>& features);
   void finish_block(std::int64_t step, StepOutcome& outcome);
   void restore_after_alarm(std::int64_t step, double loss, const std::string& why);
+  void warn(std::int64_t step, double loss, const std::string& reason);
   double probe_loss();
   int phase_code() const;
 
@@ -64,6 +65,7 @@ class HybridPolicy final : public StepPolicy {
   Kokkos::View<double*, Kokkos::HostSpace> block_path_;
   Kokkos::View<double*, Kokkos::HostSpace> monitor_losses_;  // the monitor's loss window
   std::vector<PolicyEvent> events_;
+  std::int64_t last_warning_ = -(std::int64_t(1) << 40);  // console only: not part of the state
   // Seconds (fenced): real steps, predicted updates, probe evaluations, entry decisions.
   double seconds_real_ = 0, seconds_predict_ = 0, seconds_verify_ = 0, seconds_decide_ = 0;
 };

@@ -33,10 +33,9 @@ DivergenceMonitor warmed(int n, double a) {
 TEST(DivergenceMonitor, LossDeviationThresholds) {
   const auto m0 = warmed(400, 0.01);
   const double sd = std::sqrt(m0.state().loss_var), ema = m0.state().loss_ema;
-  for (const auto& [k, level] : {std::pair<double, Alarm>{1.5, Alarm::Normal},
-                                 {2.5, Alarm::Caution},
-                                 {4.0, Alarm::Warning},
-                                 {7.0, Alarm::Critical}}) {
+  const std::pair<double, Alarm> cases[] = {
+      {1.5, Alarm::Normal}, {2.5, Alarm::Caution}, {4.0, Alarm::Warning}, {7.0, Alarm::Critical}};
+  for (const auto& [k, level] : cases) {
     auto m = m0;
     EXPECT_EQ(m.observe(step(ema + k * sd, 1.0)).level, level) << k << " sigma";
   }
@@ -72,9 +71,10 @@ TEST(DivergenceMonitor, NonFiniteIsCriticalAndNotLearned) {
 TEST(DivergenceMonitor, ForecastErrorAgainstTheRealisedLoss) {
   const auto m0 = warmed(400, 0.01);
   const double loss = m0.state().loss_ema;
-  for (const auto& [forecast, level] : {std::pair<double, Alarm>{loss * 1.1, Alarm::Normal},
-                                        {loss * 1.3, Alarm::Caution},
-                                        {loss * 1.6, Alarm::Warning}}) {
+  // A named array: nvcc 11.8 cannot deduce a range-for over a braced list of pairs.
+  const std::pair<double, Alarm> cases[] = {
+      {loss * 1.1, Alarm::Normal}, {loss * 1.3, Alarm::Caution}, {loss * 1.6, Alarm::Warning}};
+  for (const auto& [forecast, level] : cases) {
     auto m = m0;
     StepSignals s = step(loss, 1.0);
     s.has_forecast = true;
@@ -104,6 +104,24 @@ TEST(DivergenceMonitor, ThreeWarningsInARowEscalate) {
   n.observe(step(loss, 200.0));
   n.observe(step(loss, 1.0));  // a normal check resets the count
   EXPECT_EQ(n.observe(step(loss, 200.0)).level, Alarm::Warning);
+}
+
+// A vanishing gradient (converging, not diverging) warns every time but never escalates; a cleared
+// count (after a restore) needs three divergent warnings again.
+TEST(DivergenceMonitor, VanishingGradientNeverEscalatesAndClearingRestartsTheCount) {
+  auto m = warmed(100, 0.01);
+  const double loss = m.state().loss_ema;
+  for (int i = 0; i < 6; ++i) {
+    const auto v = m.observe(step(loss, 1e-4));
+    EXPECT_EQ(v.level, Alarm::Warning) << i;
+    EXPECT_FALSE(v.divergent);
+  }
+  m.observe(step(loss, 200.0));
+  m.observe(step(loss, 200.0));
+  m.clear_escalation();
+  EXPECT_EQ(m.observe(step(loss, 200.0)).level, Alarm::Warning);
+  EXPECT_EQ(m.observe(step(loss, 200.0)).level, Alarm::Warning);
+  EXPECT_EQ(m.observe(step(loss, 200.0)).level, Alarm::Critical);
 }
 
 }  // namespace
