@@ -119,7 +119,12 @@ void HybridPolicy::after_step(std::int64_t step, StepOutcome& out, const View2<r
   out.forecast_mean = phase == Phase::Predict ? block_mean_ : kNaN;
   out.forecast_hi = phase == Phase::Predict ? block_hi_ : kNaN;
   out.confidence = confidence_;
-  if (out.real && out.optimizer.applied) predictor_->observe();
+  if (out.real && out.optimizer.applied) {
+    Kokkos::Timer t;
+    predictor_->observe();
+    Kokkos::fence();
+    seconds_predict_ += t.seconds();
+  }
 
   StepSignals sig;
   sig.loss = out.loss.loss;
