@@ -17,14 +17,6 @@ namespace {
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kZ90 = 1.6448536269514722;  // the 95 % quantile of the standard normal
 
-Model::batch_type model_batch(const MiniBatch& b) {
-  Model::batch_type out;
-  out.x = b.x;
-  if (b.labels.extent(0) > 0) out.labels = b.labels;
-  if (b.targets.extent(0) > 0) out.targets = b.targets;
-  return out;
-}
-
 std::string fmt(double v, int digits = 4) {
   return io::fmt(v, digits);
 }

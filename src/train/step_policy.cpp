@@ -7,8 +7,6 @@
 
 namespace hpt::train {
 
-namespace {
-
 Model::batch_type model_batch(const MiniBatch& b) {
   Model::batch_type out;
   out.x = b.x;
@@ -16,6 +14,8 @@ Model::batch_type model_batch(const MiniBatch& b) {
   if (b.targets.extent(0) > 0) out.targets = b.targets;
   return out;
 }
+
+namespace {
 
 class FullTraining final : public StepPolicy {
  public:

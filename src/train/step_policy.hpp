@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "modules/dataset/dataset.hpp"
 #include "modules/model/model.hpp"
 #include "modules/optimizer/optimizer.hpp"
 #include "train/lr_schedule.hpp"
@@ -71,6 +72,9 @@ class StepPolicy {
     return {};
   }
 };
+
+// The model's view of a minibatch (labels or targets, whichever the data set has).
+Model::batch_type model_batch(const MiniBatch& batch);
 
 // A real step: forward, backward, the optimizer at lr_scale times the schedule's learning rate. A
 // non-finite loss stops before the backward pass; a non-finite gradient leaves the parameters
