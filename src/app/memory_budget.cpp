@@ -117,7 +117,9 @@ MemoryNeed train_need(const Config& c) {
       "model.layers = " + c.get_string("model.layers") +
       ", train.batch_size = " + std::to_string(c.get_int("train.batch_size")) +
       (data_key.empty() ? "" : ", " + data_key) +
-      (c.get_bool("train.forecaster") || hybrid ? ", forecaster: " + forecaster_keys(c) : "") +
+      (c.get_bool("train.forecaster") ? ", train.forecaster on: " + forecaster_keys(c)
+       : hybrid                       ? ", forecaster of the hybrid loop: " + forecaster_keys(c)
+                                      : "") +
       (hybrid ? ", train.hybrid = on with update.style = " + c.get_string("update.style") : "");
   return need;
 }

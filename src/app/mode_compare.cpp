@@ -201,6 +201,7 @@ int run_compare_mode(const RunContext& ctx) {
         g.write_int_attribute("steps", s.last_step - s.first_step);
         g.write_double_attribute("seconds_steps", s.seconds_steps);
         g.write_double_attribute("seconds_encode", s.seconds_encode);
+        g.write_double_attribute("seconds_checkpoints", s.seconds_checkpoints);
         g.write_double_attribute("seconds_forecaster_filter", s.seconds_filter);
         g.write_double_attribute("seconds_forecaster_training", s.seconds_train);
         g.write_double_attribute("seconds_forecaster_rollouts", s.seconds_forecast);

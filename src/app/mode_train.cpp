@@ -256,6 +256,7 @@ train::TrainSummary train_run(const RunContext& ctx, const std::vector<char>* re
   table.add_row({"real step (forward, backward, update)",
                  io::fmt(s.seconds_steps * per_step, 4) + " ms/step"});
   table.add_row({"telemetry + encode", io::fmt(s.seconds_encode * per_step, 4) + " ms/step"});
+  table.add_row({"checkpoints (with trace flushes)", io::fmt(s.seconds_checkpoints, 4) + " s"});
   table.add_row({"backward passes", std::to_string(s.backward_passes) + " of " +
                                         std::to_string(s.last_step - s.first_step) + " steps"});
   if (hybrid)

@@ -32,7 +32,8 @@ Evaluation Trainer::evaluate_validation() {
   return evaluate_validation_rows(state_.model, state_.dataset);
 }
 
-std::string Trainer::write_checkpoint(std::int64_t step, TraceFile& trace) {
+std::string Trainer::write_checkpoint(std::int64_t step, TraceFile& trace, TrainSummary& sum) {
+  Kokkos::Timer timer;
   // The trace rows up to `step` reach the disk before the checkpoint of `step` becomes visible: a
   // crash in between leaves rows past the newest checkpoint, which a restart drops, never a gap.
   trace.event(step, TraceEvent::Checkpoint);
@@ -43,6 +44,7 @@ std::string Trainer::write_checkpoint(std::int64_t step, TraceFile& trace) {
   crash_point("checkpoint_written", step);
   io::keep_newest_files(settings_.output_prefix + "_ckpt_", ".h5",
                         std::size_t(std::max(1, settings_.keep_checkpoints)));
+  sum.seconds_checkpoints += timer.seconds();
   return path;
 }
 
@@ -141,7 +143,7 @@ TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace,
     progress.maybe_print(step, now, s.loss.loss, last_val.loss, last_val.accuracy, s.lr);
     if (const int sig = stop_signal_received()) {
       sum.stop_signal = sig;
-      sum.last_checkpoint = write_checkpoint(step, trace);
+      sum.last_checkpoint = write_checkpoint(step, trace, sum);
       trace.event(step, TraceEvent::SignalStop, sig);
       std::cout << "stopped by signal " << sig << " after step " << step << "; checkpoint "
                 << sum.last_checkpoint << " (continue with --set run.restart=auto)" << std::endl;
@@ -149,11 +151,11 @@ TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace,
     }
     if (settings_.checkpoint_every > 0 && step % settings_.checkpoint_every == 0 &&
         step != settings_.steps)
-      sum.last_checkpoint = write_checkpoint(step, trace);
+      sum.last_checkpoint = write_checkpoint(step, trace, sum);
   }
   if (!sum.non_finite && sum.stop_signal == 0 && sum.last_step > start_step) {
     trace.event(sum.last_step, TraceEvent::End);
-    sum.last_checkpoint = write_checkpoint(sum.last_step, trace);
+    sum.last_checkpoint = write_checkpoint(sum.last_step, trace, sum);
   }
   trace.flush();
   sum.seconds = timer.seconds();

@@ -38,8 +38,9 @@ struct TrainSummary {
   double seconds = 0;
   // Where the time went (fenced timers): the step policy's steps, telemetry push + encoding.
   double seconds_steps = 0, seconds_encode = 0;
-  int stop_signal = 0;      // the signal that stopped the run early, or 0
-  bool non_finite = false;  // stopped at a non-finite loss or gradient
+  double seconds_checkpoints = 0;  // writing checkpoints (with the trace flushes before them)
+  int stop_signal = 0;             // the signal that stopped the run early, or 0
+  bool non_finite = false;         // stopped at a non-finite loss or gradient
   std::string last_checkpoint;
   std::int64_t backward_passes = 0;  // steps of this run (since its start or restart) that had one
   std::vector<ValidationPoint> validations;
@@ -59,7 +60,7 @@ class Trainer {
   Evaluation evaluate_validation();
 
  private:
-  std::string write_checkpoint(std::int64_t step, TraceFile& trace);
+  std::string write_checkpoint(std::int64_t step, TraceFile& trace, TrainSummary& sum);
   TrainState state_;
   LrSchedule schedule_;
   TrainerSettings settings_;

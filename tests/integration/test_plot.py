@@ -81,6 +81,8 @@ with f5.File(hybrid, "r+") as f:
     phase[250:260] = 3
     del f["steps/phase"]
     f["steps/phase"] = phase
+    if "backward" in f["steps"]:
+        del f["steps/backward"]
     f["steps/backward"] = (phase != 2).astype(np.int64)
     legend = ("0 start, 1 restart, 2 checkpoint, 3 signal stop, 4 non-finite stop, 5 end, "
               "9 rollback, 7 divergence warning, 8 divergence critical, 6 predict accepted, "
