@@ -8,7 +8,7 @@
 
 #include "core/error.hpp"
 #include "modules/dataset/dataset.hpp"
-#include "modules/dataset/dataset_kernels.hpp"
+#include "kernels/dataset_kernels.hpp"
 #include "test_support.hpp"
 
 namespace {

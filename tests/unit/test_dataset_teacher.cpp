@@ -7,7 +7,7 @@
 #include <random>
 
 #include "modules/dataset/synthetic.hpp"
-#include "modules/dataset/teacher_kernels.hpp"
+#include "kernels/teacher_kernels.hpp"
 #include "test_support.hpp"
 
 namespace {

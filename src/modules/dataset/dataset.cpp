@@ -9,7 +9,7 @@
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
-#include "modules/dataset/dataset_kernels.hpp"
+#include "kernels/dataset_kernels.hpp"
 
 namespace hpt {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/raw_data.hpp"
-#include "modules/dataset/teacher_kernels.hpp"
+#include "kernels/teacher_kernels.hpp"
 
 namespace hpt {
 
