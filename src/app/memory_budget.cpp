@@ -14,6 +14,7 @@
 #include "io/dataset_files.hpp"
 #include "modules/dataset/synthetic.hpp"
 #include "modules/model/mlp.hpp"
+#include "modules/update/register.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime.h>
@@ -105,12 +106,8 @@ MemoryNeed train_need(const Config& c) {
   const bool hybrid = c.get_string("train.hybrid") == "on";
   if (c.get_bool("train.forecaster") || hybrid) need.bytes += forecaster_bytes(c, 1);
   if (hybrid) {
-    // The snapshot (parameters and optimizer state) and the update predictor's kept snapshots.
-    const std::string u = c.get_string("update.style");
-    const double kept = u == "linear"        ? double(c.get_int("update.lag")) + 1
-                        : u == "quadratic"   ? 2.0 * double(c.get_int("update.lag")) + 1
-                        : u == "extrapolate" ? double(c.get_int("update.fit_steps")) + 4
-                                             : 0.0;
+    // The snapshot (parameters and optimizer state) and the update predictor's kept buffers.
+    const double kept = update_parameter_copies(c);
     need.bytes += (4 + kept) * params * kReal;
   }
   need.keys =

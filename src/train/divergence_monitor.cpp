@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/error.hpp"
+
 namespace hpt::train {
 
 namespace {
@@ -30,6 +32,29 @@ double oscillation(const std::deque<double>& losses) {
 }
 
 }  // namespace
+
+std::vector<double> DivergenceMonitor::save() const {
+  std::vector<double> v{s_.loss_ema,
+                        s_.loss_var,
+                        s_.grad_ema,
+                        s_.grad_var,
+                        s_.grad_baseline,
+                        double(s_.observations),
+                        double(s_.grad_observations),
+                        double(s_.escalation)};
+  v.insert(v.end(), s_.losses.begin(), s_.losses.end());
+  return v;
+}
+
+void DivergenceMonitor::load(const std::vector<double>& v) {
+  HPT_REQUIRE(v.size() >= 8 && v.size() <= 8 + kHistory,
+              "DivergenceMonitor::load: wrong state size");
+  s_.loss_ema = v[0], s_.loss_var = v[1], s_.grad_ema = v[2], s_.grad_var = v[3];
+  s_.grad_baseline = v[4];
+  s_.observations = std::int64_t(v[5]), s_.grad_observations = std::int64_t(v[6]);
+  s_.escalation = std::int64_t(v[7]);
+  s_.losses.assign(v.begin() + 8, v.end());
+}
 
 const char* alarm_name(Alarm a) {
   switch (a) {

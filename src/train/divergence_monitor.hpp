@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <vector>
 
 namespace hpt::train {
 
@@ -55,6 +56,9 @@ class DivergenceMonitor {
   };
   const State& state() const { return s_; }
   void clear_escalation() { s_.escalation = 0; }
+  // The statistics as numbers (checkpoints), and back.
+  std::vector<double> save() const;
+  void load(const std::vector<double>& values);
   void restore(const State& s) { s_ = s; }
 
   static constexpr double kTau = 3.0;

@@ -37,8 +37,6 @@ HybridPolicy::HybridPolicy(const TrainState& state, const LrSchedule& schedule,
   predictor_->bind(state_.model.parameters());
   block_path_ = Kokkos::View<double*, Kokkos::HostSpace>("hpt::hybrid_block_path",
                                                          std::size_t(settings_.max_horizon + 1));
-  monitor_losses_ = Kokkos::View<double*, Kokkos::HostSpace>("hpt::hybrid_monitor_losses",
-                                                             DivergenceMonitor::kHistory);
 }
 
 std::string HybridPolicy::name() const {
@@ -46,17 +44,12 @@ std::string HybridPolicy::name() const {
 }
 
 int HybridPolicy::phase_code() const {
-  switch (controller_.phase()) {
-    case Phase::Warmup:
-      return telemetry::kWarmup;
-    case Phase::Full:
-      return telemetry::kFull;
-    case Phase::Predict:
-      return telemetry::kPredict;
-    case Phase::Correct:
-      return telemetry::kCorrect;
-  }
-  return telemetry::kFull;
+  // The controller's phases are numbered as the telemetry's phase codes.
+  static_assert(int(Phase::Warmup) == telemetry::kWarmup && int(Phase::Full) == telemetry::kFull &&
+                    int(Phase::Predict) == telemetry::kPredict &&
+                    int(Phase::Correct) == telemetry::kCorrect,
+                "Phase and telemetry::PhaseCode must agree");
+  return int(controller_.phase());
 }
 
 double HybridPolicy::probe_loss() {
@@ -130,8 +123,6 @@ void HybridPolicy::after_step(std::int64_t step, StepOutcome& out, const View2<r
   DivergenceVerdict verdict;
   const bool measured = std::isfinite(out.loss.loss) || out.non_finite;
   if (measured) verdict = monitor_.observe(sig);
-  const auto& losses = monitor_.state().losses;
-  for (std::size_t i = 0; i < losses.size(); ++i) monitor_losses_(i) = losses[i];
 
   if (phase == Phase::Predict) {
     const bool last = controller_.predicted_step_done();
@@ -181,15 +172,19 @@ void HybridPolicy::decide(std::int64_t step, const View2<real>& features) {
     std::sort(hs.begin(), hs.end(), [](const HorizonForecast& a, const HorizonForecast& b) {
       return a.horizon > b.horizon;
     });
+    // The trace's `confidence`: std / improvement of the chosen horizon, or else of the largest
+    // one allowed.
+    bool first = true;
     for (const HorizonForecast& h : hs) {
       if (h.horizon > cap) continue;
       const double improvement = now.level - h.mean;
       const double sd = (h.hi - h.lo) / (2.0 * kZ90);
       const double ratio = improvement > 0 ? sd / improvement : kNaN;
-      if (!std::isfinite(confidence_) || std::isfinite(ratio)) confidence_ = ratio;
+      if (first) confidence_ = ratio, first = false;
       if (std::isfinite(ratio) && ratio <= settings_.confidence &&
           h.scored >= settings_.min_scored && h.coverage >= settings_.min_coverage) {
         chosen = h.horizon;
+        confidence_ = ratio;
         block_mean_ = h.mean;
         block_hi_ = h.hi;
         bound_ratio_ = std::min(1.0 + settings_.tol, std::exp(h.hi - now.level));
@@ -265,15 +260,30 @@ std::vector<PolicyEvent> HybridPolicy::take_events() {
 }
 
 void HybridPolicy::declare_state(StateRegistry& r, const std::string& p) {
-  for (int i = 0; i < PhaseController::kStateSize; ++i)
-    r.add_int(
-        p + "controller_" + std::to_string(i),
-        [this, i] { return controller_.save()[std::size_t(i)]; },
-        [this, i](std::int64_t v) {
-          auto s = controller_.save();
-          s[std::size_t(i)] = v;
-          controller_.restore(s);
-        });
+  r.add_values(
+      p + "controller",
+      [this] {
+        const auto c = controller_.save();
+        return std::vector<double>(c.begin(), c.end());
+      },
+      [this](const std::vector<double>& v) {
+        controller_.restore(std::vector<std::int64_t>(v.begin(), v.end()));
+      });
+  r.add_values(
+      p + "monitor", [this] { return monitor_.save(); },
+      [this](const std::vector<double>& v) { monitor_.load(v); });
+  r.add_values(
+      p + "block",
+      [this] {
+        return std::vector<double>{probe_before_, bound_ratio_, block_mean_, block_hi_,
+                                   confidence_};
+      },
+      [this](const std::vector<double>& v) {
+        HPT_REQUIRE(v.size() == 5, "HybridPolicy: wrong block state size");
+        probe_before_ = v[0], bound_ratio_ = v[1], block_mean_ = v[2], block_hi_ = v[3];
+        confidence_ = v[4];
+      });
+  r.add_view(p + "block_path", block_path_);
   snapshot_.declare_state(r, p + "snapshot_");
   for (const auto& b : predictor_->state_views()) r.add_view(p + "update_" + b.name, b.view);
   r.add_int(
@@ -282,50 +292,6 @@ void HybridPolicy::declare_state(StateRegistry& r, const std::string& p) {
   r.add_int(
       p + "update_head", [this] { return std::int64_t(predictor_->ring_head()); },
       [this](std::int64_t v) { predictor_->set_counters(predictor_->observed(), int(v)); });
-  const std::pair<const char*, double*> block[] = {{"probe_before", &probe_before_},
-                                                   {"bound_ratio", &bound_ratio_},
-                                                   {"forecast_mean", &block_mean_},
-                                                   {"forecast_hi", &block_hi_},
-                                                   {"confidence", &confidence_}};
-  for (const auto& [name, v] : block)
-    r.add_real(
-        p + "block_" + name, [v = v] { return *v; }, [v = v](double x) { *v = x; });
-  r.add_view(p + "block_path", block_path_);
-  r.add_view(p + "monitor_losses", monitor_losses_);
-  auto monitor_real = [&](const std::string& name, double DivergenceMonitor::State::*field) {
-    r.add_real(
-        p + "monitor_" + name, [this, field] { return monitor_.state().*field; },
-        [this, field](double x) {
-          auto s = monitor_.state();
-          s.*field = x;
-          monitor_.restore(s);
-        });
-  };
-  monitor_real("loss_ema", &DivergenceMonitor::State::loss_ema);
-  monitor_real("loss_var", &DivergenceMonitor::State::loss_var);
-  monitor_real("grad_ema", &DivergenceMonitor::State::grad_ema);
-  monitor_real("grad_var", &DivergenceMonitor::State::grad_var);
-  monitor_real("grad_baseline", &DivergenceMonitor::State::grad_baseline);
-  auto monitor_int = [&](const std::string& name, std::int64_t DivergenceMonitor::State::*field) {
-    r.add_int(
-        p + "monitor_" + name, [this, field] { return monitor_.state().*field; },
-        [this, field](std::int64_t x) {
-          auto s = monitor_.state();
-          s.*field = x;
-          monitor_.restore(s);
-        });
-  };
-  monitor_int("observations", &DivergenceMonitor::State::observations);
-  monitor_int("grad_observations", &DivergenceMonitor::State::grad_observations);
-  monitor_int("escalation", &DivergenceMonitor::State::escalation);
-  r.add_int(
-      p + "monitor_window", [this] { return std::int64_t(monitor_.state().losses.size()); },
-      [this](std::int64_t n) {
-        auto s = monitor_.state();
-        s.losses.clear();
-        for (std::int64_t i = 0; i < n; ++i) s.losses.push_back(monitor_losses_(std::size_t(i)));
-        monitor_.restore(s);
-      });
 }
 
 void HybridPolicy::after_load() {

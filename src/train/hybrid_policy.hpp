@@ -63,7 +63,6 @@ class HybridPolicy final : public StepPolicy {
   // std / improvement.
   double probe_before_ = 0, bound_ratio_ = 0, block_mean_ = 0, block_hi_ = 0, confidence_ = 0;
   Kokkos::View<double*, Kokkos::HostSpace> block_path_;
-  Kokkos::View<double*, Kokkos::HostSpace> monitor_losses_;  // the monitor's loss window
   std::vector<PolicyEvent> events_;
   std::int64_t last_warning_ = -(std::int64_t(1) << 40);  // console only: not part of the state
   // Seconds (fenced): real steps, predicted updates, probe evaluations, entry decisions.

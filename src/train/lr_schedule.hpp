@@ -1,5 +1,6 @@
 #pragma once
-// Learning-rate schedules, pure host functions of the step (docs/method.md#training-problems). Step t counts from 0.
+// Learning-rate schedules, pure host functions of the step (docs/method.md#training-problems). Step
+// t counts from 0.
 //   warmup W (every style): t < W gives lr = base * (t + 1) / W; afterwards s = t - W and
 //   constant: lr = base
 //   step:     lr = base * gamma^floor(s / step_size)

@@ -47,6 +47,27 @@ void StateRegistry::add_real(const std::string& path, std::function<double()> ge
   entries_.push_back(std::move(e));
 }
 
+void StateRegistry::add_values(const std::string& path, std::function<std::vector<double>()> get,
+                               std::function<void(const std::vector<double>&)> set) {
+  Entry e;
+  e.path = path;
+  e.save = [get](io::H5Group& group, const std::string& name) {
+    const std::vector<double> v = get();
+    group.write_dataset(name, io::H5Element::Float64, v.data(), {v.size()});
+  };
+  e.load = [set](const io::H5Group& group, const std::string& name) {
+    const io::H5Dataset d = group.open_dataset_checked(name, io::H5Element::Float64, 1);
+    std::vector<double> v(d.shape().at(0));
+    d.read(io::H5Element::Float64, v.data(), {v.size()});
+    set(v);
+  };
+  e.hash = [get](std::uint64_t h) {
+    const std::vector<double> v = get();
+    return fnv1a(h, v.data(), v.size() * sizeof(double));
+  };
+  entries_.push_back(std::move(e));
+}
+
 void StateRegistry::save(io::H5Group& root) const {
   for (const Entry& e : entries_) {
     const auto [dir, name] = split_path(e.path);

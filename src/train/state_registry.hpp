@@ -38,6 +38,11 @@ class StateRegistry {
   void add_real(const std::string& path, std::function<double()> get,
                 std::function<void(double)> set);
 
+  // A list of numbers saved as the 1-D float64 dataset `path` (every value exact up to 2^53), for
+  // host state a component serialises itself (the phase controller, the divergence monitor).
+  void add_values(const std::string& path, std::function<std::vector<double>()> get,
+                  std::function<void(const std::vector<double>&)> set);
+
   // Writes every entry under `root`.
   void save(io::H5Group& root) const;
   // Reads every entry from `root`; InputError naming the missing or mis-shaped entry.

@@ -1,10 +1,10 @@
 #pragma once
-// The per-step trace of a training run (docs/outputs.md#train-trace): a table of telemetry, one row per step, and an
-// event log, in an HDF5 file that is only ever replaced atomically. Rows are buffered in memory and
-// written at each flush (checkpoints, end, stop): the file is copied to a temporary, extended and
-// renamed into place, so a crash leaves the previous complete trace, and memory stays bounded by
-// the flush interval. /features holds the encoder's 64 features of every step, row i for step row
-// i.
+// The per-step trace of a training run (docs/outputs.md#train-trace): a table of telemetry, one row
+// per step, and an event log, in an HDF5 file that is only ever replaced atomically. Rows are
+// buffered in memory and written at each flush (checkpoints, end, stop): the file is copied to a
+// temporary, extended and renamed into place, so a crash leaves the previous complete trace, and
+// memory stays bounded by the flush interval. /features holds the encoder's 64 features of every
+// step, row i for step row i.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -61,6 +61,8 @@ class ExtrapolatePredictor final : public UpdatePredictorBase<Space, Real> {
   ExtrapolatePredictor(int fit_steps, double beta) : fit_steps_(fit_steps), beta_(beta) {
     HPT_REQUIRE(fit_steps >= 1 && beta >= 0.0 && beta < 1.0, "ExtrapolatePredictor: bad settings");
   }
+  // Parameter-sized buffers kept: fit_steps + 1 snapshots, the EMA, the mean update, a zero buffer.
+  static int kept_copies(int fit_steps) { return fit_steps + 1 + 3; }
   std::string style() const override { return "extrapolate"; }
   std::string summary() const override {
     return "extrapolate (fit on " + std::to_string(fit_steps_) + " updates, EMA " +

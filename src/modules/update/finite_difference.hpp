@@ -20,6 +20,8 @@ class FiniteDifferencePredictor final : public UpdatePredictorBase<Space, Real> 
   FiniteDifferencePredictor(int order, int lag) : order_(order), lag_(lag) {
     HPT_REQUIRE((order == 1 || order == 2) && lag >= 1, "FiniteDifferencePredictor: bad order/lag");
   }
+  // Parameter snapshots kept: order * lag + 1.
+  static int kept_copies(int order, int lag) { return order * lag + 1; }
   std::string style() const override { return order_ == 1 ? "linear" : "quadratic"; }
   std::string summary() const override {
     return style() + " (snapshots " + std::to_string(lag_) + " steps apart)";
@@ -37,7 +39,7 @@ class FiniteDifferencePredictor final : public UpdatePredictorBase<Space, Real> 
   }
 
  protected:
-  int ring_capacity() const override { return order_ * lag_ + 1; }
+  int ring_capacity() const override { return kept_copies(order_, lag_); }
   long steps_needed() const override { return long(order_) * lag_ + 1; }
 
  private:

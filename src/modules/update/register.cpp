@@ -19,6 +19,16 @@ void declare_update_options(OptionSchema& schema) {
   schema.add_real("update.ema", 0.9, "extrapolate: EMA decay of the real updates", 0.0, 0.999999);
 }
 
+int update_parameter_copies(const Config& c) {
+  const std::string& style = c.get_string("update.style");
+  const int lag = int(c.get_int("update.lag"));
+  if (style == "linear") return FiniteDifferencePredictor<ExecSpace, real>::kept_copies(1, lag);
+  if (style == "quadratic") return FiniteDifferencePredictor<ExecSpace, real>::kept_copies(2, lag);
+  if (style == "extrapolate")
+    return ExtrapolatePredictor<ExecSpace, real>::kept_copies(int(c.get_int("update.fit_steps")));
+  return 0;
+}
+
 void register_update_styles(Registry<UpdatePredictor>& registry) {
   registry.add(
       "linear",

@@ -9,5 +9,8 @@ namespace hpt {
 
 void declare_update_options(OptionSchema& schema);
 void register_update_styles(Registry<UpdatePredictor>& registry);
+// Parameter-sized buffers the deck's update style keeps (for the memory estimate before any
+// allocation).
+int update_parameter_copies(const Config& config);
 
 }  // namespace hpt
