@@ -163,6 +163,7 @@ ForecastNow TrainingForecaster::compute(std::int64_t step, const View2<real>& fe
     hf.horizon = h, hf.mean = mean, hf.lo = iv.lo, hf.mid = iv.mid, hf.hi = iv.hi;
     hf.scored = (long long)score_sums_(k, 1);
     hf.coverage = hf.scored > 0 ? score_sums_(k, 2) / double(hf.scored) : kNaN;
+    hf.width_factor = cal.width_factor(int(k));
     now.horizons.push_back(hf);
   }
   return now;
@@ -171,7 +172,6 @@ ForecastNow TrainingForecaster::compute(std::int64_t step, const View2<real>& fe
 void TrainingForecaster::forecast_at(std::int64_t step, const View2<real>& features,
                                      const TelemetryHistory<real>& history) {
   const ForecastNow now = compute(step, features, history);
-  const forecast::AdaptiveConformal cal = calibration();
   for (std::size_t k = 0; k < now.horizons.size(); ++k) {
     const HorizonForecast& f = now.horizons[k];
     for (std::size_t i = 0; i < pending_.extent(0); ++i) {
@@ -182,7 +182,7 @@ void TrainingForecaster::forecast_at(std::int64_t step, const View2<real>& featu
       pending_(i, kQ05) = f.lo;
       pending_(i, kQ50) = f.mid;
       pending_(i, kQ95) = f.hi;
-      pending_(i, kWidth) = cal.width_factor(int(k));
+      pending_(i, kWidth) = f.width_factor;
       break;
     }
   }

@@ -42,7 +42,8 @@ struct HorizonForecast {
   int horizon = 0;
   double mean = 0, lo = 0, mid = 0, hi = 0;
   long long scored = 0;
-  double coverage = 0;  // realised coverage of the scored forecasts (NaN before the first)
+  double coverage = 0;      // realised coverage of the scored forecasts (NaN before the first)
+  double width_factor = 1;  // the calibration's factor applied to the raw interval
 };
 
 // Forecasts at every horizon from the current state, the mean log loss along the paths per lead
