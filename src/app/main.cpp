@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "app/parity_styles.hpp"
 #include "app/cli.hpp"
 #include "app/mode_bench.hpp"
 #include "app/mode_compare.hpp"
@@ -64,6 +65,7 @@ int run(int argc, char** argv) {
   // Every input and output location is checked before any work; nothing is created yet.
   hpt::app::check_output_dir(ctx.output_dir, "output.dir");
   const std::string mode = config.get_string("run.mode");
+  hpt::app::check_parity_styles(config, mode);
   if (mode == "rollout") hpt::app::check_rollout_inputs(ctx);
   if (mode == "train") hpt::app::check_train_inputs(ctx);
   if (mode == "bench") hpt::app::check_bench_inputs(ctx);

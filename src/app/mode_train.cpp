@@ -14,7 +14,9 @@
 #include "modules/optimizer/register.hpp"
 #include "modules/dynamics/rssm.hpp"
 #include "modules/update/register.hpp"
+#include "modules/dynamics/rssm_original.hpp"
 #include "train/hybrid_policy.hpp"
+#include "train/original_policy.hpp"
 #include "train/trainer.hpp"
 #include "train/training_forecaster.hpp"
 
@@ -31,6 +33,14 @@ void declare_train_options(OptionSchema& s) {
   s.add_choice("train.hybrid", "off", {"off", "on"},
                "on: the hybrid loop skips backward passes with verified predicted updates "
                "(docs/method.md; implies train.forecaster = on); off: full training, the baseline");
+  s.add_choice("hybrid.controller", "hpt", {"hpt", "original"},
+               "hpt: verified predict blocks (docs/method.md#hybrid-loop); original: the "
+               "prototype's schedule and confidence, for comparison (needs dynamics.style = "
+               "rssm_original, encoder.style = original, gru.reset = before, update.style = none)");
+  s.add_real("original.threshold", 0.85,
+             "hybrid.controller = original: confidence that opens a predict block", 0.0, 1.0);
+  s.add_int("original.max_predict", 15,
+            "hybrid.controller = original: longest predict block (the shortest is 10)", 1, 1 << 20);
   s.add_int("hybrid.warmup", 100, "real steps before the first predict decision", 0);
   s.add_int("hybrid.full_steps", 20, "length of a Full block (real steps)", 1, 1 << 30);
   s.add_int("hybrid.correct_steps", 5, "length of a Correct block after an accepted predict block",
@@ -181,9 +191,13 @@ train::TrainSummary train_run(const RunContext& ctx, const std::vector<char>* re
   encoder->prepare(1);
   train::TrainState state{*model,  *optimizer, *dataset,
                           history, *encoder,   train::dataset_identity(*dataset)};
+  const bool original = hybrid && c.get_string("hybrid.controller") == "original";
   std::unique_ptr<RssmDynamics> dynamics;
   std::unique_ptr<train::TrainingForecaster> forecaster;
-  if (c.get_bool("train.forecaster") || hybrid) {
+  std::unique_ptr<OriginalRssm> original_rssm;
+  if (original) {
+    original_rssm = std::make_unique<OriginalRssm>(original_rssm_options(c));
+  } else if (c.get_bool("train.forecaster") || hybrid) {
     dynamics = std::make_unique<RssmDynamics>(c);
     train::TrainingForecastSettings fs;
     fs.horizons = parse_horizons(c);
@@ -195,7 +209,16 @@ train::TrainSummary train_run(const RunContext& ctx, const std::vector<char>* re
     state.forecaster = forecaster.get();
   }
   std::unique_ptr<train::StepPolicy> policy;
-  if (hybrid) {
+  if (original) {
+    train::OriginalSchedule os;
+    os.warmup = c.get_int("hybrid.warmup");
+    os.full_steps = int(c.get_int("hybrid.full_steps"));
+    os.correct_steps = int(c.get_int("hybrid.correct_steps"));
+    os.max_predict_blocks = int(c.get_int("hybrid.max_predict_blocks"));
+    os.max_predict = int(c.get_int("original.max_predict"));
+    os.threshold = c.get_real("original.threshold");
+    policy = std::make_unique<train::OriginalPolicy>(state, schedule, os, *original_rssm);
+  } else if (hybrid) {
     Registry<UpdatePredictor> updates("update");
     register_update_styles(updates);
     policy = std::make_unique<train::HybridPolicy>(state, schedule, hybrid_settings(c),

@@ -7,8 +7,9 @@
 namespace hpt {
 
 void declare_dynamics_options(OptionSchema& schema) {
-  schema.add_choice("dynamics.style", "rssm", {"rssm"},
-                    "model of the training process that forecasts the loss");
+  schema.add_choice("dynamics.style", "rssm", {"rssm", "rssm_original"},
+                    "model of the training process that forecasts the loss (rssm_original: the "
+                    "prototype's, only with hybrid.controller = original)");
   schema.add_int("dynamics.members", 5, "ensemble members E", 1, 1024);
   schema.add_int("dynamics.hidden", 256, "GRU hidden size H of every member", 1, 16384);
   schema.add_int("dynamics.stochastic", 32, "size S of the stochastic state", 1, 1024);
