@@ -67,6 +67,7 @@ StepOutcome HybridPolicy::run(std::int64_t step, int batch_size) {
     StepOutcome out;
     if (fault_point("non_finite_loss", step)) {
       out.loss.loss = std::numeric_limits<double>::infinity();
+      out.drew_batch = false;
       out.non_finite = true, out.non_finite_value = out.loss.loss, out.non_finite_what = "loss";
     } else {
       out = real_step(state_, schedule_, step, batch_size, controller_.lr_factor(step));
@@ -91,6 +92,7 @@ StepOutcome HybridPolicy::run(std::int64_t step, int batch_size) {
   out.lr = schedule_(step - 1) * controller_.lr_factor(step);
   predictor_->predict(controller_.lead() + 1);
   out.loss.loss = out.loss.accuracy = kNaN;
+  out.drew_batch = settings_.probe_every_step;
   if (settings_.probe_every_step)
     out.loss = state_.model.forward(model_batch(state_.dataset.next_batch(batch_size)));
   Kokkos::fence();

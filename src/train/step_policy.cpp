@@ -37,10 +37,12 @@ class Replay final : public StepPolicy {
       : state_(state), schedule_(schedule), real_(std::move(real_steps)) {}
   std::string name() const override { return "replay of a real/frozen step pattern"; }
   StepOutcome run(std::int64_t step, int batch_size) override {
-    if (step > std::int64_t(real_.size()) || real_[std::size_t(step - 1)])
-      return real_step(state_, schedule_, step, batch_size);
+    const char kind = step > std::int64_t(real_.size()) ? char(kRealStep) : real_[std::size_t(step - 1)];
+    if (kind == kRealStep) return real_step(state_, schedule_, step, batch_size);
     StepOutcome out;
     out.real = false;
+    out.drew_batch = kind == kForwardStep;
+    if (out.drew_batch) state_.dataset.next_batch(batch_size);
     out.phase = telemetry::kPredict;
     out.loss.loss = out.loss.accuracy = std::numeric_limits<double>::quiet_NaN();
     out.lr = schedule_(step - 1);

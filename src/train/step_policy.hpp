@@ -30,6 +30,7 @@ struct StepOutcome {
                             // NaN on a predicted step without a probe forward pass
   StepTelemetry optimizer;  // the update's telemetry (real steps)
   double lr = 0;
+  bool drew_batch = true;   // a minibatch was drawn (a real step, or a forward pass only)
   bool non_finite = false;  // the loss or the gradient was not finite: nothing was applied
   double non_finite_value = 0;
   std::string non_finite_what;  // "loss" or "gradient norm"
@@ -86,8 +87,13 @@ StepOutcome real_step(const TrainState& state, const LrSchedule& schedule, std::
 std::unique_ptr<StepPolicy> make_full_training_policy(const TrainState& state,
                                                       const LrSchedule& schedule);
 
-// Step s (1-based) is a real step when real_steps[s - 1] is non-zero, otherwise the parameters
-// stay as they are (no forward pass either); steps beyond the pattern are real.
+// What a step was, for a replay: a real step, or a step without a backward pass that drew a
+// minibatch (a forward pass) or none.
+enum StepKind : char { kFrozenStep = 0, kRealStep = 1, kForwardStep = 2 };
+
+// Step s (1-based) is a real step when real_steps[s - 1] is kRealStep; otherwise the parameters
+// stay as they are, and with kForwardStep the minibatch is drawn and not used, so later steps see
+// the data the replayed run saw. Steps beyond the pattern are real.
 std::unique_ptr<StepPolicy> make_replay_policy(const TrainState& state, const LrSchedule& schedule,
                                                std::vector<char> real_steps);
 

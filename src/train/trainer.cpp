@@ -130,7 +130,7 @@ TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace,
       val.loss = last_val.loss, val.accuracy = last_val.accuracy;
     }
     if (s.real) ++sum.backward_passes;
-    sum.real_steps.push_back(s.real ? 1 : 0);
+    sum.real_steps.push_back(s.real ? kRealStep : (s.drew_batch ? kForwardStep : kFrozenStep));
     if (val.done) sum.validations.push_back({step, sum.backward_passes, val.loss, val.accuracy});
 
     const double now = timer.seconds();

@@ -44,7 +44,7 @@ struct TrainSummary {
   std::string last_checkpoint;
   std::int64_t backward_passes = 0;  // steps of this run (since its start or restart) that had one
   std::vector<ValidationPoint> validations;
-  std::vector<char> real_steps;  // per step of this run: 1 when it had a backward pass
+  std::vector<char> real_steps;  // per step of this run: its StepKind
   std::vector<std::pair<std::string, std::string>> policy_report;
   std::vector<std::pair<std::string, double>> policy_counters;
   // Seconds (fenced) of the forecaster's parts: filter, online training, forecasts (rollouts).
