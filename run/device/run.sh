@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs on the GPU host from inside a bundle made by run/device/bundle: the whole test suite (unit +
 # integration) on the CUDA backend, the benchmarks, the PyTorch peer in the same job, and the GPU training
-# runs. Results go under $OUT (or ./results). Usage: ./run.sh [all|tests|bench|train|profile]
-# (`profile`, not part of `all`: Nsight Compute sections of the rollout kernels, where ncu exists).
+# runs. Results go under $OUT (or ./results). Usage: ./run.sh [all|tests|unit|bench|train|profile|compare]
+# (`profile`, not part of `all`: Nsight Compute sections of the rollout kernels, where ncu exists;
+# `unit`: the unit tests only; `compare`: hpt --compare of the GPU reference decks HPT_DECKS, default
+# teacher-large-sgd and teacher-large-adam, over the seeds HPT_SEEDS, default 1,2,3).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here/results}
@@ -19,10 +21,12 @@ summary() { printf '%s\n' "$*" | tee -a "$out/summary.txt"; }
   "$here/bin/hpt" --version
 } 2>&1 | tee "$out/device.txt"
 
-if [ "$what" = all ] || [ "$what" = tests ]; then
+if [ "$what" = all ] || [ "$what" = tests ] || [ "$what" = unit ]; then
   "$here/bin/hpt_unit_tests" --gtest_brief=1 > "$out/unit.log" 2>&1
   rc=$?; summary "unit tests (CUDA + host backends): rc=$rc $(grep -E '^\[  (PASSED|FAILED) ' "$out/unit.log" | tr '\n' ' ')"
   [ $rc = 0 ] || status=1
+fi
+if [ "$what" = all ] || [ "$what" = tests ]; then
   for t in "$here"/tests/integration/test_*.py; do
     n=$(basename "$t" .py)
     OMP_NUM_THREADS=2 python3 "$t" --hpt "$here/bin/hpt" --root "$here" --work "/tmp/hpt-it/$n" > "$out/it_$n.log" 2>&1
@@ -52,6 +56,13 @@ if [ "$what" = all ] || [ "$what" = train ]; then
     (cd "$here" && OMP_NUM_THREADS=16 "$here/bin/hpt-omp" -i inputs/$d.ini --set output.dir="$out/train-omp" \
       --set train.steps=200 > "$out/train_omp16_$d.log" 2>&1)
     summary "train $d (OpenMP 16 threads, 200 steps): rc=$? $(grep -E 'steps/s' "$out/train_omp16_$d.log" | tr -s ' ' | tr '\n' ' ')"
+  done
+fi
+if [ "$what" = compare ]; then
+  for d in ${HPT_DECKS:-teacher-large-sgd teacher-large-adam}; do
+    (cd "$here" && "$here/bin/hpt" --compare -i "inputs/reference/$d.ini" --set output.dir="$out/compare" \
+      --set compare.seeds="${HPT_SEEDS:-1,2,3}" --set run.print_every=100000 > "$out/compare_$d.log" 2>&1)
+    summary "compare $d (CUDA): rc=$? $(grep -E '^saving shown' "$out/compare_$d.log")"
   done
 fi
 if [ "$what" = profile ] && command -v ncu > /dev/null; then
