@@ -60,9 +60,11 @@ if [ "$what" = all ] || [ "$what" = train ]; then
 fi
 if [ "$what" = compare ]; then
   for d in ${HPT_DECKS:-teacher-large-sgd teacher-large-adam}; do
-    (cd "$here" && "$here/bin/hpt" --compare -i "inputs/reference/$d.ini" --set output.dir="$out/compare" \
+    # Checkpoints and traces stay on the host's disk (gigabytes); the comparison files come back.
+    (cd "$here" && "$here/bin/hpt" --compare -i "inputs/reference/$d.ini" --set output.dir=/tmp/hpt-compare \
       --set compare.seeds="${HPT_SEEDS:-1,2,3}" --set run.print_every=100000 > "$out/compare_$d.log" 2>&1)
     summary "compare $d (CUDA): rc=$? $(grep -E '^saving shown' "$out/compare_$d.log")"
+    mkdir -p "$out/compare"; cp /tmp/hpt-compare/*_compare.h5 "$out/compare/" 2>/dev/null
   done
 fi
 if [ "$what" = profile ] && command -v ncu > /dev/null; then
