@@ -34,7 +34,7 @@ void declare_train_options(OptionSchema& s) {
                "on: the hybrid loop skips backward passes with verified predicted updates "
                "(docs/method.md; implies train.forecaster = on); off: full training, the baseline");
   s.add_choice("hybrid.controller", "hpt", {"hpt", "original"},
-               "hpt: verified predict blocks (docs/method.md#hybrid-loop); original: the "
+               "hpt: verified predict blocks (docs/method.md#hybrid-training-loop); original: the "
                "prototype's schedule and confidence, for comparison (needs dynamics.style = "
                "rssm_original, encoder.style = original, gru.reset = before, update.style = none)");
   s.add_real("original.threshold", 0.85,

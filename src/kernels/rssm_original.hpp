@@ -130,8 +130,8 @@ HPT_LAUNCHER void original_rssm_rollout(
   using Policy = Kokkos::TeamPolicy<Space>;
   using Member = typename Policy::member_type;
   using Scratch = detail::ScratchView1<Space, Real>;
-  const std::size_t bytes = Scratch::shmem_size(I) + 3 * Scratch::shmem_size(H) +
-                            Scratch::shmem_size(S);
+  const std::size_t bytes =
+      Scratch::shmem_size(I) + 3 * Scratch::shmem_size(H) + Scratch::shmem_size(S);
   const int level = detail::scratch_level_for<Space>(bytes);
   const auto w = params.gru;
   const auto head = params.head;
@@ -184,9 +184,8 @@ HPT_LAUNCHER void original_rssm_train_step(
     const Real clip, const OriginalRssmWork<Real, typename Space::memory_space>& work) {
   using Mem = typename Space::memory_space;
   const int E = params.members(), H = params.hidden(), I = params.input(), S = params.stochastic;
-  HPT_REQUIRE(int(latents.extent(0)) == E && int(latents.extent(1)) == H &&
-                  int(x.extent(0)) == I && int(work.p.extent(1)) == S &&
-                  int(work.h_prev.extent(0)) == E,
+  HPT_REQUIRE(int(latents.extent(0)) == E && int(latents.extent(1)) == H && int(x.extent(0)) == I &&
+                  int(work.p.extent(1)) == S && int(work.h_prev.extent(0)) == E,
               "original_rssm_train_step: sizes differ from the parameters");
   using Policy = Kokkos::TeamPolicy<Space>;
   using Member = typename Policy::member_type;
@@ -206,10 +205,9 @@ HPT_LAUNCHER void original_rssm_train_step(
       Kokkos::single(Kokkos::PerThread(team), [&]() { hp(k) = hm(k); });
     });
     team.team_barrier();
-    const detail::GruSaved<Row> saved{Kokkos::subview(wk.r, m, Kokkos::ALL()),
-                                      Kokkos::subview(wk.z, m, Kokkos::ALL()),
-                                      Kokkos::subview(wk.n, m, Kokkos::ALL()),
-                                      Kokkos::subview(wk.hn, m, Kokkos::ALL())};
+    const detail::GruSaved<Row> saved{
+        Kokkos::subview(wk.r, m, Kokkos::ALL()), Kokkos::subview(wk.z, m, Kokkos::ALL()),
+        Kokkos::subview(wk.n, m, Kokkos::ALL()), Kokkos::subview(wk.hn, m, Kokkos::ALL())};
     detail::gru_forward_saved(team, w, m, GruReset::Before, in, hp, hm, saved);
     team.team_barrier();
     original_rssm::stochastic_part(team, hm, Kokkos::subview(wk.p, m, Kokkos::ALL()), H, S);
@@ -222,7 +220,8 @@ HPT_LAUNCHER void original_rssm_train_step(
     for (int m = 0; m < E; ++m) {
       const Row hm = Kokkos::subview(lat, m, Kokkos::ALL());
       const Row pm = Kokkos::subview(wk.p, m, Kokkos::ALL());
-      const Real loss = original_rssm::decode_loss(original_rssm::head_logit(team, head, hm, pm, H, S));
+      const Real loss =
+          original_rssm::decode_loss(original_rssm::head_logit(team, head, hm, pm, H, S));
       const Real g = (loss - y) * loss;  // d(loss - y)^2/2 through exp; the clamp is ignored
       team.team_barrier();
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H + S), [&](const int i) {
@@ -244,15 +243,16 @@ HPT_LAUNCHER void original_rssm_train_step(
     const int m = team.league_rank();
     const auto& g = wk.grads;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 3 * H), [&](const int q) {
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, I), [&](const int k) { g.w_ih(m, q, k) = 0; });
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, H), [&](const int k) { g.w_hh(m, q, k) = 0; });
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, I),
+                           [&](const int k) { g.w_ih(m, q, k) = 0; });
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, H),
+                           [&](const int k) { g.w_hh(m, q, k) = 0; });
       Kokkos::single(Kokkos::PerThread(team), [&]() { g.b_ih(m, q) = 0, g.b_hh(m, q) = 0; });
     });
     team.team_barrier();
-    const detail::GruSaved<Row> saved{Kokkos::subview(wk.r, m, Kokkos::ALL()),
-                                      Kokkos::subview(wk.z, m, Kokkos::ALL()),
-                                      Kokkos::subview(wk.n, m, Kokkos::ALL()),
-                                      Kokkos::subview(wk.hn, m, Kokkos::ALL())};
+    const detail::GruSaved<Row> saved{
+        Kokkos::subview(wk.r, m, Kokkos::ALL()), Kokkos::subview(wk.z, m, Kokkos::ALL()),
+        Kokkos::subview(wk.n, m, Kokkos::ALL()), Kokkos::subview(wk.hn, m, Kokkos::ALL())};
     const detail::GruBackwardWork<Row> bw{Kokkos::subview(wk.dgate, m, Kokkos::ALL()),
                                           Kokkos::subview(wk.hn, m, Kokkos::ALL())};
     detail::gru_backward(team, w, g, m, GruReset::Before, in,

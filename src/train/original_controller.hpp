@@ -1,12 +1,12 @@
 #pragma once
 // `hybrid.controller = original` (docs/method.md#parity-with-the-prototype): the prototype's phase
 // controller, kept for comparison. A decision is a phase and a step count (the budget the loop then
-// spends): Warmup until `warmup` steps are done, then one mandatory Full block, then a Predict block
-// whenever the confidence is at least `threshold` and fewer than `max_predict_blocks` predict blocks
-// ran in a row, each followed by a Correct block; otherwise a Full block (which resets the count).
-// A predict block has clamp(floor(floor(max_predict c^2) (1 - min(0.1 k, 0.5))), 10, max_predict)
-// steps, k the predict blocks in a row including this one. A divergence warning sets the phase to
-// Full and the count to its limit, so the next decision is a Full block.
+// spends): Warmup until `warmup` steps are done, then one mandatory Full block, then a Predict
+// block whenever the confidence is at least `threshold` and fewer than `max_predict_blocks` predict
+// blocks ran in a row, each followed by a Correct block; otherwise a Full block (which resets the
+// count). A predict block has clamp(floor(floor(max_predict c^2) (1 - min(0.1 k, 0.5))), 10,
+// max_predict) steps, k the predict blocks in a row including this one. A divergence warning sets
+// the phase to Full and the count to its limit, so the next decision is a Full block.
 #include <cstdint>
 #include <vector>
 

@@ -13,7 +13,9 @@ namespace {
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-bool real_phase(Phase p) { return p == Phase::Warmup || p == Phase::Full; }
+bool real_phase(Phase p) {
+  return p == Phase::Warmup || p == Phase::Full;
+}
 
 }  // namespace
 
@@ -126,12 +128,21 @@ void OriginalPolicy::declare_state(StateRegistry& r, const std::string& p) {
   r.add_values(
       p + "block",
       [this] {
-        std::vector<double> v{double(phase_),  double(left_), double(length_),
-                              double(lead_),   confidence_,   state_loss_,
-                              upper_,          emas_.fast,    emas_.medium,
-                              emas_.slow,      double(emas_.count),
-                              double(counts_.predict_blocks), double(counts_.predicted_steps),
-                              double(counts_.correct_steps),  double(counts_.warnings),
+        std::vector<double> v{double(phase_),
+                              double(left_),
+                              double(length_),
+                              double(lead_),
+                              confidence_,
+                              state_loss_,
+                              upper_,
+                              emas_.fast,
+                              emas_.medium,
+                              emas_.slow,
+                              double(emas_.count),
+                              double(counts_.predict_blocks),
+                              double(counts_.predicted_steps),
+                              double(counts_.correct_steps),
+                              double(counts_.warnings),
                               double(counts_.criticals)};
         v.insert(v.end(), path_.begin(), path_.end());
         return v;

@@ -1,20 +1,20 @@
 #pragma once
-// `train.hybrid = on` with `hybrid.controller = original` (docs/method.md#parity-with-the-prototype):
-// the prototype's hybrid loop, for comparison with hpt's. Its controller (train/original_controller.hpp)
-// spends each decision's step budget: Warmup and Full steps are real steps, and on Full steps the
-// prototype's RSSM (dynamics = rssm_original) records its one-step error and trains on the step;
-// Predict and Correct steps only run the forward pass (the prototype's predicted and corrective
-// weight deltas never reached the weights, so the parameters stay as they are: update = none).
-// The divergence monitor checks every step after the warmup; a warning or a critical alarm makes
-// the next block a Full one (a warning also ends the run of predict blocks). Nothing is rolled back:
-// the prototype had no rollback.
+// `train.hybrid = on` with `hybrid.controller = original`
+// (docs/method.md#parity-with-the-prototype): the prototype's hybrid loop, for comparison with
+// hpt's. Its controller (train/original_controller.hpp) spends each decision's step budget: Warmup
+// and Full steps are real steps, and on Full steps the prototype's RSSM (dynamics = rssm_original)
+// records its one-step error and trains on the step; Predict and Correct steps only run the forward
+// pass (the prototype's predicted and corrective weight deltas never reached the weights, so the
+// parameters stay as they are: update = none). The divergence monitor checks every step after the
+// warmup; a warning or a critical alarm makes the next block a Full one (a warning also ends the
+// run of predict blocks). Nothing is rolled back: the prototype had no rollback.
 //
 // Quirks of the prototype kept, because they change numbers: the forecaster learns only on Full
 // steps (not in the warmup), from the state before the step (its features and the previous
 // step's loss), and its latents advance only then; the confidence is computed at each decision from
-// a 10-step forecast, the recent one-step errors and the loss EMAs (updated on every step). Not kept:
-// the prototype's monitor received a forecast error where it expected a forecast; here the monitor
-// compares each predicted step's loss with the block's forecast for that step.
+// a 10-step forecast, the recent one-step errors and the loss EMAs (updated on every step). Not
+// kept: the prototype's monitor received a forecast error where it expected a forecast; here the
+// monitor compares each predicted step's loss with the block's forecast for that step.
 #include <cstdint>
 #include <string>
 #include <utility>

@@ -37,7 +37,8 @@ class Replay final : public StepPolicy {
       : state_(state), schedule_(schedule), real_(std::move(real_steps)) {}
   std::string name() const override { return "replay of a real/frozen step pattern"; }
   StepOutcome run(std::int64_t step, int batch_size) override {
-    const char kind = step > std::int64_t(real_.size()) ? char(kRealStep) : real_[std::size_t(step - 1)];
+    const char kind =
+        step > std::int64_t(real_.size()) ? char(kRealStep) : real_[std::size_t(step - 1)];
     if (kind == kRealStep) return real_step(state_, schedule_, step, batch_size);
     StepOutcome out;
     out.real = false;

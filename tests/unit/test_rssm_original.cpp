@@ -176,8 +176,7 @@ HostRssm make_pair(hpt::OriginalRssmParams<Real, Mem>& p, hpt::View2<Real, Mem>&
 
 template <class C>
 class RssmOriginalKernels : public ::testing::Test {};
-TYPED_TEST_SUITE(RssmOriginalKernels, hpt::test::BackendsAndPrecisions,
-                 hpt::test::TypedTestNames);
+TYPED_TEST_SUITE(RssmOriginalKernels, hpt::test::BackendsAndPrecisions, hpt::test::TypedTestNames);
 
 TYPED_TEST(RssmOriginalKernels, RolloutMatchesHostLoop) {
   using Space = typename TypeParam::space;
@@ -226,7 +225,8 @@ TYPED_TEST(RssmOriginalKernels, TrainStepMatchesHostLoop) {
     auto expect_all = [&](const Vec& got, const Vec& ref, const char* what) {
       ASSERT_EQ(got.size(), ref.size()) << what;
       for (std::size_t i = 0; i < got.size(); ++i)
-        ASSERT_TRUE(hpt::test::near_rel(got[i], ref[i], tol)) << what << " " << i << " clip " << clip;
+        ASSERT_TRUE(hpt::test::near_rel(got[i], ref[i], tol))
+            << what << " " << i << " clip " << clip;
     };
     Vec W, U, b, lat;
     for (int m = 0; m < E; ++m) {
@@ -264,8 +264,8 @@ TEST(RssmOriginal, ConfidenceTermsFollowErrorsAndEmas) {
   // Independent pieces: the agreement term from the members' own 10-step paths.
   const Vec paths = rssm.member_paths(x, 10);
   const double mean = 0.5 * (paths[9] + paths[19]);
-  const double sd = std::sqrt(0.5 * ((paths[9] - mean) * (paths[9] - mean) +
-                                     (paths[19] - mean) * (paths[19] - mean)));
+  const double sd = std::sqrt(
+      0.5 * ((paths[9] - mean) * (paths[9] - mean) + (paths[19] - mean) * (paths[19] - mean)));
   const double agreement = 1.0 / (1.0 + sd * (1.0 + 0.1 * std::sqrt(10.0)));
   hpt::LossEmas emas;
   for (double l : {2.0, 1.0, 1.0, 1.0}) emas.update(l);
@@ -287,8 +287,8 @@ TEST(RssmOriginal, ConfidenceTermsFollowErrorsAndEmas) {
   EXPECT_EQ(rssm.errors_recorded(), 10);
   const Vec after = rssm.member_paths(x, 10);
   const double m2 = 0.5 * (after[9] + after[19]);
-  const double sd2 = std::sqrt(0.5 * ((after[9] - m2) * (after[9] - m2) +
-                                      (after[19] - m2) * (after[19] - m2)));
+  const double sd2 =
+      std::sqrt(0.5 * ((after[9] - m2) * (after[9] - m2) + (after[19] - m2) * (after[19] - m2)));
   const double expected = 0.4 / (1.0 + sd2 * (1.0 + 0.1 * std::sqrt(10.0))) +
                           0.4 * std::min(0.99, 1.0 / (1.0 + sum / 10.0)) + 0.2 * stability;
   EXPECT_NEAR(rssm.confidence(x, emas), expected, 1e-6);

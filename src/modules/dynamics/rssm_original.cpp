@@ -10,7 +10,7 @@ namespace hpt {
 
 namespace {
 
-constexpr std::size_t kErrorWindow = 50;  // errors the history term averages
+constexpr std::size_t kErrorWindow = 50;       // errors the history term averages
 constexpr std::int64_t kErrorCapacity = 1000;  // the prototype's error buffer (a count cap here)
 constexpr int kConfidenceHorizon = 10;
 
@@ -87,7 +87,8 @@ OriginalForecast OriginalRssm::forecast(const View1<real>& x, const int steps) {
   OriginalForecast f;
   f.mean_path.assign(std::size_t(steps), 0.0);
   for (int m = 0; m < E; ++m)
-    for (int s = 0; s < steps; ++s) f.mean_path[std::size_t(s)] += paths[std::size_t(m * steps + s)] / E;
+    for (int s = 0; s < steps; ++s)
+      f.mean_path[std::size_t(s)] += paths[std::size_t(m * steps + s)] / E;
   const double last = f.mean_path.back();
   double var = 0.0;
   for (int m = 0; m < E; ++m) {
@@ -126,8 +127,10 @@ double OriginalRssm::confidence(const View1<real>& x, const LossEmas& emas) {
 }
 
 std::vector<std::pair<std::string, View1<real>>> OriginalRssm::state_buffers() const {
-  return {{"gru_w_ih", flat(params_.gru.w_ih)}, {"gru_w_hh", flat(params_.gru.w_hh)},
-          {"gru_b_ih", flat(params_.gru.b_ih)}, {"head", params_.head},
+  return {{"gru_w_ih", flat(params_.gru.w_ih)},
+          {"gru_w_hh", flat(params_.gru.w_hh)},
+          {"gru_b_ih", flat(params_.gru.b_ih)},
+          {"head", params_.head},
           {"latents", flat(latents_)}};
 }
 

@@ -17,7 +17,7 @@ namespace hpt {
 
 struct OriginalRssmOptions {
   int members = 3, hidden = 256, stochastic = 32, input = kFeatures;
-  double lr = 1e-3;  // SGD step of the GRUs and the head
+  double lr = 1e-3;   // SGD step of the GRUs and the head
   double clip = 5.0;  // per-member global gradient-norm clip of the GRU step
   std::uint64_t seed = 1;
 };
