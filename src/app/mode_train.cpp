@@ -101,6 +101,10 @@ void warn_damaged(const std::string& why) {
 }  // namespace
 
 void check_train_inputs(const RunContext& ctx) {
+  if (ctx.config.get_string("update.snapshots") == "anchors" &&
+      ctx.config.get_string("update.style") != "linear")
+    throw InputError("update.snapshots = 'anchors' applies to update.style = linear only (here '" +
+                     ctx.config.get_string("update.style") + "'); use update.snapshots = every");
   dataset_file_path(ctx.config);  // throws InputError naming dataset.path when missing
   check_output_file(ctx.output_path("_trace.h5"), "output.name", ctx.output_dir);
   const bool automatic = ctx.config.get_string("run.restart") == "auto";

@@ -102,36 +102,49 @@ with h5py.File(os.path.join(out, f"digits-sgd_ckpt_{STEPS:010d}.h5"), "r") as f:
     hptest.check(np.all(np.isfinite(f["model/parameters"][()])), "the final checkpoint is finite")
 
 # 4. Killed inside a predict block at its checkpoint, restarted: the same trace as an uninterrupted run. The first
-# run finds a step inside a predict block (the forecaster decides where blocks fall).
-probe = os.path.join(a.work, "find_block")
-r = hptest.run(a.hpt, deck, *base, f"output.dir={probe}", "predict.max_horizon=50")
-pcols, _ = trace(probe)
-inside = [int(s) for i, s in enumerate(pcols["step"][:-1]) if pcols["phase"][i] == 2 and pcols["phase"][i + 1] == 2]
-hptest.check(len(inside) > 0, "the run has a predict block of at least two steps", str(pcols["phase"]))
-ck = inside[0] if inside else 75
-straight = os.path.join(a.work, "straight")
-r = hptest.run(a.hpt, deck, *base, f"output.dir={straight}", f"checkpoint.every={ck}", "predict.max_horizon=50")
-scols, _ = trace(straight)
-hptest.check(scols["phase"][ck - 1] == 2 and scols["phase"][ck] == 2, f"step {ck} is inside a predict block",
-             str(scols["phase"][ck - 5:ck + 5]))
-out = os.path.join(a.work, "restart")
-r = hptest.run(a.hpt, deck, *base, f"output.dir={out}", f"checkpoint.every={ck}", "predict.max_horizon=50",
-               env={"HPT_CRASH_AT": f"checkpoint_written:{ck}"})
-hptest.check(r.returncode == -signal.SIGKILL, f"the run was killed after the checkpoint of step {ck}",
-             f"rc {r.returncode}")
-r = hptest.run(a.hpt, deck, *base, f"output.dir={out}", f"checkpoint.every={ck}", "predict.max_horizon=50",
-               "run.restart=auto")
-hptest.check(r.returncode == 0 and f"at step {ck}" in r.stdout, f"restart = auto continues from step {ck}",
-             r.stdout[-500:] + r.stderr[-500:])
-rcols, _ = trace(out)
-same = all(np.array_equal(scols[k], rcols[k], equal_nan=True) for k in scols if k != "wall_time")
-diff = [k for k in scols if k != "wall_time" and not np.array_equal(scols[k], rcols[k], equal_nan=True)]
-hptest.check(same, "the restarted trace equals the uninterrupted one (all columns but wall time)", str(diff))
+# run finds a step inside a predict block (the forecaster decides where blocks fall). Also with the linear
+# predictor's anchors, whose newest-parameters buffer is part of the state.
+def restart_inside_block(tag, *sets):
+    sets = base + ["predict.max_horizon=50"] + list(sets)
+    where = tag.split(":")[0]
+    probe = os.path.join(a.work, f"find_block{where}")
+    hptest.run(a.hpt, deck, *sets, f"output.dir={probe}")
+    pcols, _ = trace(probe)
+    inside = [int(s) for i, s in enumerate(pcols["step"][:-1]) if pcols["phase"][i] == 2 and pcols["phase"][i + 1] == 2]
+    hptest.check(len(inside) > 0, f"{tag}the run has a predict block of at least two steps", str(pcols["phase"]))
+    ck = inside[0] if inside else 75
+    sets.append(f"checkpoint.every={ck}")
+    straight = os.path.join(a.work, f"straight{where}")
+    hptest.run(a.hpt, deck, *sets, f"output.dir={straight}")
+    scols, _ = trace(straight)
+    hptest.check(scols["phase"][ck - 1] == 2 and scols["phase"][ck] == 2, f"{tag}step {ck} is inside a predict block",
+                 str(scols["phase"][ck - 5:ck + 5]))
+    out = os.path.join(a.work, f"restart{where}")
+    r = hptest.run(a.hpt, deck, *sets, f"output.dir={out}", env={"HPT_CRASH_AT": f"checkpoint_written:{ck}"})
+    hptest.check(r.returncode == -signal.SIGKILL, f"{tag}the run was killed after the checkpoint of step {ck}",
+                 f"rc {r.returncode}")
+    r = hptest.run(a.hpt, deck, *sets, f"output.dir={out}", "run.restart=auto")
+    hptest.check(r.returncode == 0 and f"at step {ck}" in r.stdout, f"{tag}restart = auto continues from step {ck}",
+                 r.stdout[-500:] + r.stderr[-500:])
+    rcols, _ = trace(out)
+    diff = [k for k in scols if k != "wall_time" and not np.array_equal(scols[k], rcols[k], equal_nan=True)]
+    hptest.check(not diff, f"{tag}the restarted trace equals the uninterrupted one (all columns but wall time)",
+                 str(diff))
 
-# 5. --compare refuses a deck that is not hybrid, before any work and without writing anything.
+
+restart_inside_block("")
+restart_inside_block("anchors: ", "update.snapshots=anchors", "update.lag=5")
+
+# 5. --compare refuses a deck that is not hybrid, before any work and without writing anything; anchors are for
+# the linear predictor only.
 out = os.path.join(a.work, "refused")
 r = hptest.run(a.hpt, deck, *base, f"output.dir={out}", "train.hybrid=off", extra=("--compare",))
 hptest.check(r.returncode == 2 and "train.hybrid" in r.stderr and not os.path.exists(out),
              "--compare of a deck with train.hybrid = off: exit 2 naming the key, nothing written",
+             f"rc {r.returncode}: {r.stderr[-300:]}")
+out = os.path.join(a.work, "refused_anchors")
+r = hptest.run(a.hpt, deck, *base, f"output.dir={out}", "update.style=quadratic", "update.snapshots=anchors")
+hptest.check(r.returncode == 2 and "update.snapshots" in r.stderr and not os.path.exists(out),
+             "update.snapshots = anchors with quadratic: exit 2 naming the key, nothing written",
              f"rc {r.returncode}: {r.stderr[-300:]}")
 hptest.finish()

@@ -11,6 +11,7 @@
 #include "core/config.hpp"
 #include "core/registry.hpp"
 #include "kernels/parameter_store.hpp"
+#include "modules/update/anchored_linear.hpp"
 #include "modules/update/extrapolate.hpp"
 #include "modules/update/finite_difference.hpp"
 #include "modules/update/frozen.hpp"
@@ -89,6 +90,49 @@ TYPED_TEST(UpdatePredictors, FiniteDifferencesMatchHostLoops) {
 
 // After an accepted predict block moved the parameters by D, the kept snapshots move by D too: the
 // next linear prediction continues from the new parameters with the real steps' velocity only.
+// Anchors every d observations; a block at observation t extrapolates from the anchor
+// floor(t / d) d - d, e = t - anchor steps back. Written out here for t = 22 and 20, d = 5, and
+// after a reset, which starts the anchors again.
+TYPED_TEST(UpdatePredictors, AnchoredLinearMatchesHostLoop) {
+  using Space = typename TypeParam::space;
+  using Real = typename TypeParam::real;
+  const double tol = hpt::test::tolerance<Real>(40);
+  const int d = 5;
+  for (const int last : {22, 20}) {
+    hpt::ParameterStore<Real, typename Space::memory_space> store;
+    declare(store);
+    hpt::AnchoredLinearPredictor<Space, Real> pred(d);
+    pred.bind(store);
+    EXPECT_EQ(pred.state_views().size(), 3u);  // two anchors and the newest parameters
+    const auto traj = trajectory<Real>(store.size(), 40, 11u);
+    // A first run of 8 observations, then a reset: the anchors start again at the next one.
+    for (int s = 0; s < 8; ++s) {
+      upload_values(store.values(), traj[std::size_t(30 + s)]);
+      pred.observe();
+    }
+    pred.reset();
+    for (int s = 0; s <= last; ++s) {
+      EXPECT_EQ(pred.ready(), s >= d + 1) << "before observation " << s;
+      upload_values(store.values(), traj[std::size_t(s)]);
+      pred.observe();
+    }
+    pred.begin_block();
+    const int anchor = (last / d - 1) * d;
+    EXPECT_EQ(pred.span(), double(last - anchor));
+    for (int k : {1, 6, 13}) {
+      pred.predict(k);
+      const Vec got = download_values(store.values());
+      const double s = double(k) / double(last - anchor);
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        const double want = traj[std::size_t(last)][i] +
+                            s * (traj[std::size_t(last)][i] - traj[std::size_t(anchor)][i]);
+        ASSERT_TRUE(hpt::test::near_rel(got[i], want, tol))
+            << "t " << last << " k " << k << " i " << i;
+      }
+    }
+  }
+}
+
 TYPED_TEST(UpdatePredictors, ShiftedHistorySeesRealStepsOnly) {
   using Space = typename TypeParam::space;
   using Real = typename TypeParam::real;

@@ -2,6 +2,8 @@
 
 #include <memory>
 
+#include "core/error.hpp"
+#include "modules/update/anchored_linear.hpp"
 #include "modules/update/extrapolate.hpp"
 #include "modules/update/finite_difference.hpp"
 #include "modules/update/frozen.hpp"
@@ -14,6 +16,10 @@ void declare_update_options(OptionSchema& schema) {
                     "extrapolation of real snapshots, extrapolate (fitted decay of the real "
                     "updates), none (frozen)");
   schema.add_int("update.lag", 10, "linear/quadratic: real steps between the snapshots", 1, 100000);
+  schema.add_choice(
+      "update.snapshots", "every", {"every", "anchors"},
+      "linear: keep a snapshot after every real step (lag + 1 parameter copies) or "
+      "an anchor every lag steps (3 copies; differences over lag to 2 lag - 1 steps)");
   schema.add_int("update.fit_steps", 8, "extrapolate: real updates the (c, rho) fit uses", 1,
                  100000);
   schema.add_real("update.ema", 0.9, "extrapolate: EMA decay of the real updates", 0.0, 0.999999);
@@ -22,7 +28,10 @@ void declare_update_options(OptionSchema& schema) {
 int update_parameter_copies(const Config& c) {
   const std::string& style = c.get_string("update.style");
   const int lag = int(c.get_int("update.lag"));
-  if (style == "linear") return FiniteDifferencePredictor<ExecSpace, real>::kept_copies(1, lag);
+  if (style == "linear")
+    return c.get_string("update.snapshots") == "anchors"
+               ? AnchoredLinearPredictor<ExecSpace, real>::kept_copies()
+               : FiniteDifferencePredictor<ExecSpace, real>::kept_copies(1, lag);
   if (style == "quadratic") return FiniteDifferencePredictor<ExecSpace, real>::kept_copies(2, lag);
   if (style == "extrapolate")
     return ExtrapolatePredictor<ExecSpace, real>::kept_copies(int(c.get_int("update.fit_steps")));
@@ -33,6 +42,9 @@ void register_update_styles(Registry<UpdatePredictor>& registry) {
   registry.add(
       "linear",
       [](const Config& c) -> std::unique_ptr<UpdatePredictor> {
+        if (c.get_string("update.snapshots") == "anchors")
+          return std::make_unique<AnchoredLinearPredictor<ExecSpace, real>>(
+              int(c.get_int("update.lag")));
         return std::make_unique<FiniteDifferencePredictor<ExecSpace, real>>(
             1, int(c.get_int("update.lag")));
       },

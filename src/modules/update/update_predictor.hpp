@@ -47,7 +47,7 @@ class UpdatePredictorBase {
   // Records the parameters after a real step.
   void observe() {
     HPT_REQUIRE(params_ != nullptr, "UpdatePredictor::observe before bind()");
-    if (!ring_.empty()) {
+    if (!ring_.empty() && keeps(count_)) {
       params_->snapshot(ring_[std::size_t(head_)]);
       head_ = (head_ + 1) % int(ring_.size());
     }
@@ -86,12 +86,15 @@ class UpdatePredictorBase {
  protected:
   UpdatePredictorBase() = default;
   virtual int ring_capacity() const = 0;  // parameter snapshots kept
+  // Whether the observation with this index (0 = the first since bind or reset) enters the ring.
+  virtual bool keeps(long /*index*/) const { return true; }
   virtual long steps_needed() const = 0;  // real steps observed before ready()
   virtual void allocate_extra(const store_type&) {}
   virtual void after_observe() {}
   virtual void append_extra(std::vector<NamedBuffer>&) const {}
 
-  // The snapshot `lag` real steps before the newest (lag 0 = newest); lag < min(count, capacity).
+  // The snapshot `lag` entries before the newest kept one (lag 0 = newest; with every observation
+  // kept, `lag` real steps before); lag < min(count, capacity).
   const buffer_type& snapshot(int lag) const {
     const int cap = int(ring_.size());
     HPT_REQUIRE(lag >= 0 && lag < cap && lag < count_,
