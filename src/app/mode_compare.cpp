@@ -205,8 +205,6 @@ int run_compare_mode(const RunContext& ctx) {
         g.write_double_attribute("seconds_forecaster_filter", s.seconds_filter);
         g.write_double_attribute("seconds_forecaster_training", s.seconds_train);
         g.write_double_attribute("seconds_forecaster_rollouts", s.seconds_forecast);
-        // A policy's counter of the same name (the parity loop's forecaster times) replaces the
-        // value above, which only the training forecaster fills.
         for (const auto& [name, value] : s.policy_counters) g.write_double_attribute(name, value);
       }
     }

@@ -43,7 +43,7 @@ struct OriginalRssmWork {
   View2<Real, Mem> r, z, n, hn;  // (E, H) gate activations (hn unused with reset before)
   View2<Real, Mem> dh, carry;    // (E, H)
   View2<Real, Mem> dgate;        // (E, 3H)
-  View1<Real, Mem> decoded;      // (E) each member's decoded loss, head as it was for it
+  View1<Real, Mem> predicted;    // (E) each member's one-step forecast, before the step's updates
   GruWeights<Real, Mem> grads;
 
   OriginalRssmWork() = default;
@@ -57,7 +57,7 @@ struct OriginalRssmWork {
         dh("rssm_original.dh", E, H),
         carry("rssm_original.carry", E, H),
         dgate("rssm_original.dgate", E, 3 * H),
-        decoded("rssm_original.decoded", E),
+        predicted("rssm_original.predicted", E),
         grads(E, H, I, "rssm_original.grads") {}
 };
 
@@ -109,6 +109,14 @@ KOKKOS_INLINE_FUNCTION typename VecP::value_type head_logit(const Member& team, 
       [&](const int i, Real& acc) { acc += w(i) * (i < H ? Real(h(i)) : Real(p(i - H))); },
       Kokkos::Sum<Real>(dot));
   return dot;
+}
+
+// Member m's rows of the activations the backward needs.
+template <class Real, class Mem>
+KOKKOS_INLINE_FUNCTION detail::GruSaved<Kokkos::View<Real*, Kokkos::LayoutRight, Mem>> saved_row(
+    const OriginalRssmWork<Real, Mem>& wk, const int m) {
+  return {Kokkos::subview(wk.r, m, Kokkos::ALL()), Kokkos::subview(wk.z, m, Kokkos::ALL()),
+          Kokkos::subview(wk.n, m, Kokkos::ALL()), Kokkos::subview(wk.hn, m, Kokkos::ALL())};
 }
 
 }  // namespace original_rssm
@@ -175,7 +183,8 @@ HPT_LAUNCHER void original_rssm_rollout(
 // K = 1): latents advance to GRU(h, x); the head takes E sequential SGD steps, member m's with
 // error (L_m - y) L_m on its combined vector; each member's GRU takes one SGD step along the
 // gradient of that error through its newest step, clipped to global norm `clip` per member.
-// work.decoded(m) is L_m with the head as member m saw it.
+// work.predicted(m) is member m's one-step forecast with the head before any update (what the
+// prototype recorded its error from, with a separate rollout).
 template <class Space, class Real>
 HPT_LAUNCHER void original_rssm_train_step(
     const Space& space, const OriginalRssmParams<Real, typename Space::memory_space>& params,
@@ -205,9 +214,7 @@ HPT_LAUNCHER void original_rssm_train_step(
       Kokkos::single(Kokkos::PerThread(team), [&]() { hp(k) = hm(k); });
     });
     team.team_barrier();
-    const detail::GruSaved<Row> saved{
-        Kokkos::subview(wk.r, m, Kokkos::ALL()), Kokkos::subview(wk.z, m, Kokkos::ALL()),
-        Kokkos::subview(wk.n, m, Kokkos::ALL()), Kokkos::subview(wk.hn, m, Kokkos::ALL())};
+    const detail::GruSaved<Row> saved = original_rssm::saved_row(wk, m);
     detail::gru_forward_saved(team, w, m, GruReset::Before, in, hp, hm, saved);
     team.team_barrier();
     original_rssm::stochastic_part(team, hm, Kokkos::subview(wk.p, m, Kokkos::ALL()), H, S);
@@ -215,8 +222,17 @@ HPT_LAUNCHER void original_rssm_train_step(
   Kokkos::parallel_for("hpt::original_rssm_forward",
                        detail::make_team_policy(space, E, 0, 0, forward, 0), forward);
 
-  // 2. The shared head, member after member: SGD on it, then dh from the updated head.
+  // 2. Every member's forecast with the head as it is; then the shared head, member after member:
+  // SGD on it, then dh from the updated head.
   const auto heads = KOKKOS_LAMBDA(const Member& team) {
+    for (int m = 0; m < E; ++m) {
+      const Real logit =
+          original_rssm::head_logit(team, head, Kokkos::subview(lat, m, Kokkos::ALL()),
+                                    Kokkos::subview(wk.p, m, Kokkos::ALL()), H, S);
+      Kokkos::single(Kokkos::PerTeam(team),
+                     [&]() { wk.predicted(m) = original_rssm::decode_loss(logit); });
+    }
+    team.team_barrier();
     for (int m = 0; m < E; ++m) {
       const Row hm = Kokkos::subview(lat, m, Kokkos::ALL());
       const Row pm = Kokkos::subview(wk.p, m, Kokkos::ALL());
@@ -232,7 +248,6 @@ HPT_LAUNCHER void original_rssm_train_step(
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int i) {
         Kokkos::single(Kokkos::PerThread(team), [&]() { wk.dh(m, i) = g * head(i); });
       });
-      Kokkos::single(Kokkos::PerTeam(team), [&]() { wk.decoded(m) = loss; });
       team.team_barrier();
     }
   };
@@ -250,9 +265,7 @@ HPT_LAUNCHER void original_rssm_train_step(
       Kokkos::single(Kokkos::PerThread(team), [&]() { g.b_ih(m, q) = 0, g.b_hh(m, q) = 0; });
     });
     team.team_barrier();
-    const detail::GruSaved<Row> saved{
-        Kokkos::subview(wk.r, m, Kokkos::ALL()), Kokkos::subview(wk.z, m, Kokkos::ALL()),
-        Kokkos::subview(wk.n, m, Kokkos::ALL()), Kokkos::subview(wk.hn, m, Kokkos::ALL())};
+    const detail::GruSaved<Row> saved = original_rssm::saved_row(wk, m);
     const detail::GruBackwardWork<Row> bw{Kokkos::subview(wk.dgate, m, Kokkos::ALL()),
                                           Kokkos::subview(wk.hn, m, Kokkos::ALL())};
     detail::gru_backward(team, w, g, m, GruReset::Before, in,

@@ -255,22 +255,10 @@ void HybridPolicy::restore_after_alarm(std::int64_t step, double loss, const std
   events_.push_back({step, TraceEvent::DivergenceCritical, loss, msg.str()});
 }
 
-std::vector<PolicyEvent> HybridPolicy::take_events() {
-  std::vector<PolicyEvent> out;
-  out.swap(events_);
-  return out;
-}
-
 void HybridPolicy::declare_state(StateRegistry& r, const std::string& p) {
-  r.add_values(
-      p + "controller",
-      [this] {
-        const auto c = controller_.save();
-        return std::vector<double>(c.begin(), c.end());
-      },
-      [this](const std::vector<double>& v) {
-        controller_.restore(std::vector<std::int64_t>(v.begin(), v.end()));
-      });
+  r.add_counts(
+      p + "controller", [this] { return controller_.save(); },
+      [this](const std::vector<std::int64_t>& v) { controller_.restore(v); });
   r.add_values(
       p + "monitor", [this] { return monitor_.save(); },
       [this](const std::vector<double>& v) { monitor_.load(v); });

@@ -34,7 +34,6 @@ class HybridPolicy final : public StepPolicy {
   std::string name() const override;
   StepOutcome run(std::int64_t step, int batch_size) override;
   void after_step(std::int64_t step, StepOutcome& outcome, const View2<real>& features) override;
-  std::vector<PolicyEvent> take_events() override;
   void declare_state(StateRegistry& registry, const std::string& prefix) override;
   void after_load() override;
   std::vector<std::pair<std::string, std::string>> report(double real_steps) const override;
@@ -63,7 +62,6 @@ class HybridPolicy final : public StepPolicy {
   // std / improvement.
   double probe_before_ = 0, bound_ratio_ = 0, block_mean_ = 0, block_hi_ = 0, confidence_ = 0;
   Kokkos::View<double*, Kokkos::HostSpace> block_path_;
-  std::vector<PolicyEvent> events_;
   std::int64_t last_warning_ = -(std::int64_t(1) << 40);  // console only: not part of the state
   // Seconds (fenced): real steps, predicted updates, probe evaluations, entry decisions.
   double seconds_real_ = 0, seconds_predict_ = 0, seconds_verify_ = 0, seconds_decide_ = 0;

@@ -43,7 +43,7 @@ void OriginalPolicy::decide(const std::int64_t done) {
   // The confidence only matters once the warmup is over (the prototype computed it every step).
   confidence_ = done >= settings_.warmup ? rssm_.confidence(x_, emas_) : kNaN;
   const OriginalDecision d = controller_.next(done, confidence_);
-  phase_ = d.phase, left_ = length_ = d.steps, lead_ = 0;
+  phase_ = d.phase, left_ = length_ = d.steps;
   if (phase_ == Phase::Predict) {
     const OriginalForecast f = rssm_.forecast(x_, length_);
     path_ = f.mean_path;
@@ -57,7 +57,6 @@ void OriginalPolicy::decide(const std::int64_t done) {
 StepOutcome OriginalPolicy::run(const std::int64_t step, const int batch_size) {
   if (left_ == 0) decide(step - 1);
   --left_;
-  ++lead_;
   Kokkos::Timer t;
   StepOutcome out;
   if (real_phase(phase_)) {
@@ -83,7 +82,7 @@ void OriginalPolicy::after_step(const std::int64_t step, StepOutcome& out,
   out.block_horizon = predicting ? length_ : 0;
   out.forecast_mean = predicting ? std::log(path_.back()) : kNaN;
   out.forecast_hi = predicting ? std::log(upper_) : kNaN;
-  out.confidence = lead_ == 1 ? confidence_ : kNaN;
+  out.confidence = lead() == 1 ? confidence_ : kNaN;
   // The forecaster learns on Full steps from the state before the step.
   if (out.real && phase_ == Phase::Full) rssm_.observe(x_, state_loss_, loss);
 
@@ -92,7 +91,7 @@ void OriginalPolicy::after_step(const std::int64_t step, StepOutcome& out,
   sig.has_grad = out.real;
   sig.grad_norm = out.optimizer.grad_norm;
   sig.has_forecast = predicting;
-  sig.forecast = predicting ? path_[std::size_t(lead_ - 1)] : 0.0;
+  sig.forecast = predicting ? path_[std::size_t(lead() - 1)] : 0.0;
   const DivergenceVerdict v = monitor_.observe(sig);
   if (phase_ != Phase::Warmup && v.level >= Alarm::Warning) {
     const bool critical = v.level == Alarm::Critical;
@@ -101,7 +100,7 @@ void OriginalPolicy::after_step(const std::int64_t step, StepOutcome& out,
     events_.push_back({step,
                        critical ? TraceEvent::DivergenceCritical : TraceEvent::DivergenceWarning,
                        loss, ""});
-    phase_ = Phase::Full, left_ = length_ = settings_.full_steps, lead_ = 0;
+    phase_ = Phase::Full, left_ = length_ = settings_.full_steps;
     confidence_ = kNaN;  // the forced block was no decision of the controller
   }
   if (std::isfinite(loss)) emas_.update(loss);
@@ -109,29 +108,16 @@ void OriginalPolicy::after_step(const std::int64_t step, StepOutcome& out,
   if (out.real) Kokkos::deep_copy(x_, Kokkos::subview(features, 0, Kokkos::ALL()));
 }
 
-std::vector<PolicyEvent> OriginalPolicy::take_events() {
-  std::vector<PolicyEvent> out;
-  out.swap(events_);
-  return out;
-}
-
 void OriginalPolicy::declare_state(StateRegistry& r, const std::string& p) {
-  r.add_values(
-      p + "controller",
-      [this] {
-        const auto c = controller_.save();
-        return std::vector<double>(c.begin(), c.end());
-      },
-      [this](const std::vector<double>& v) {
-        controller_.restore(std::vector<std::int64_t>(v.begin(), v.end()));
-      });
+  r.add_counts(
+      p + "controller", [this] { return controller_.save(); },
+      [this](const std::vector<std::int64_t>& v) { controller_.restore(v); });
   r.add_values(
       p + "block",
       [this] {
         std::vector<double> v{double(phase_),
                               double(left_),
                               double(length_),
-                              double(lead_),
                               confidence_,
                               state_loss_,
                               upper_,
@@ -148,14 +134,14 @@ void OriginalPolicy::declare_state(StateRegistry& r, const std::string& p) {
         return v;
       },
       [this](const std::vector<double>& v) {
-        HPT_REQUIRE(v.size() >= 16, "OriginalPolicy: wrong block state size");
-        phase_ = Phase(int(v[0])), left_ = int(v[1]), length_ = int(v[2]), lead_ = int(v[3]);
-        confidence_ = v[4], state_loss_ = v[5], upper_ = v[6];
-        emas_.fast = v[7], emas_.medium = v[8], emas_.slow = v[9];
-        emas_.count = std::int64_t(v[10]);
-        counts_ = {std::int64_t(v[11]), std::int64_t(v[12]), std::int64_t(v[13]),
-                   std::int64_t(v[14]), std::int64_t(v[15])};
-        path_.assign(v.begin() + 16, v.end());
+        HPT_REQUIRE(v.size() >= 15, "OriginalPolicy: wrong block state size");
+        phase_ = Phase(int(v[0])), left_ = int(v[1]), length_ = int(v[2]);
+        confidence_ = v[3], state_loss_ = v[4], upper_ = v[5];
+        emas_.fast = v[6], emas_.medium = v[7], emas_.slow = v[8];
+        emas_.count = std::int64_t(v[9]);
+        counts_ = {std::int64_t(v[10]), std::int64_t(v[11]), std::int64_t(v[12]),
+                   std::int64_t(v[13]), std::int64_t(v[14])};
+        path_.assign(v.begin() + 15, v.end());
       });
   r.add_values(
       p + "monitor", [this] { return monitor_.save(); },
@@ -175,9 +161,7 @@ std::vector<std::pair<std::string, double>> OriginalPolicy::counters() const {
           {"divergence_criticals", double(counts_.criticals)},
           {"seconds_real_steps", seconds_real_},
           {"seconds_forward_only_steps", seconds_forward_},
-          {"seconds_entry_decisions", seconds_decide_},
-          {"seconds_forecaster_training", rssm_.seconds_train},
-          {"seconds_forecaster_rollouts", rssm_.seconds_forecast}};
+          {"seconds_entry_decisions", seconds_decide_}};
 }
 
 std::vector<std::pair<std::string, std::string>> OriginalPolicy::report(double real_steps) const {

@@ -36,7 +36,6 @@ class OriginalPolicy final : public StepPolicy {
   std::string name() const override;
   StepOutcome run(std::int64_t step, int batch_size) override;
   void after_step(std::int64_t step, StepOutcome& outcome, const View2<real>& features) override;
-  std::vector<PolicyEvent> take_events() override;
   void declare_state(StateRegistry& registry, const std::string& prefix) override;
   std::vector<std::pair<std::string, std::string>> report(double real_steps) const override;
   std::vector<std::pair<std::string, double>> counters() const override;
@@ -54,14 +53,14 @@ class OriginalPolicy final : public StepPolicy {
   DivergenceMonitor monitor_;
   LossEmas emas_;
   View1<real> x_;  // features after the newest real step (the state the forecaster sees)
-  // The current block: its phase, steps left, length, steps done; the confidence of the decision;
+  // The current block: its phase, steps left, length; the confidence of the decision;
   // the loss in the state (the previous step's); the predict block's mean loss path and its final
   // 2-sigma upper bound.
   Phase phase_ = Phase::Warmup;
-  int left_ = 0, length_ = 0, lead_ = 0;
+  int left_ = 0, length_ = 0;
+  int lead() const { return length_ - left_; }  // steps of the block run so far
   double confidence_, state_loss_, upper_ = 0;
   std::vector<double> path_;
-  std::vector<PolicyEvent> events_;
   struct Counts {
     std::int64_t predict_blocks = 0, predicted_steps = 0, correct_steps = 0, warnings = 0,
                  criticals = 0;

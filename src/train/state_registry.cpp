@@ -47,6 +47,18 @@ void StateRegistry::add_real(const std::string& path, std::function<double()> ge
   entries_.push_back(std::move(e));
 }
 
+void StateRegistry::add_counts(const std::string& path,
+                               std::function<std::vector<std::int64_t>()> get,
+                               std::function<void(const std::vector<std::int64_t>&)> set) {
+  add_values(
+      path,
+      [get] {
+        const std::vector<std::int64_t> v = get();
+        return std::vector<double>(v.begin(), v.end());
+      },
+      [set](const std::vector<double>& v) { set(std::vector<std::int64_t>(v.begin(), v.end())); });
+}
+
 void StateRegistry::add_values(const std::string& path, std::function<std::vector<double>()> get,
                                std::function<void(const std::vector<double>&)> set) {
   Entry e;

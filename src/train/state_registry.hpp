@@ -43,6 +43,10 @@ class StateRegistry {
   void add_values(const std::string& path, std::function<std::vector<double>()> get,
                   std::function<void(const std::vector<double>&)> set);
 
+  // A list of integers (a host state machine's fields), saved as add_values saves numbers.
+  void add_counts(const std::string& path, std::function<std::vector<std::int64_t>()> get,
+                  std::function<void(const std::vector<std::int64_t>&)> set);
+
   // Writes every entry under `root`.
   void save(io::H5Group& root) const;
   // Reads every entry from `root`; InputError naming the missing or mis-shaped entry.

@@ -62,16 +62,25 @@ class StepPolicy {
   // encoder's features after the newest real step. May fill the outcome's hybrid fields.
   virtual void after_step(std::int64_t, StepOutcome&, const View2<real>&) {}
   // Events since the last call.
-  virtual std::vector<PolicyEvent> take_events() { return {}; }
+  std::vector<PolicyEvent> take_events() {
+    std::vector<PolicyEvent> out;
+    out.swap(events_);
+    return out;
+  }
   // Its state for checkpoints, and what to redo after a checkpoint was loaded into it.
   virtual void declare_state(StateRegistry&, const std::string&) {}
   virtual void after_load() {}
   // Counts for the comparison's records (name, value), e.g. accepted predict blocks.
-  virtual std::vector<std::pair<std::string, double>> counters() const { return {}; }
+  virtual std::vector<std::pair<std::string, double>> counters() const {
+    return {};
+  }
   // Lines for the run's summary table (quantity, value).
   virtual std::vector<std::pair<std::string, std::string>> report(double /*real_steps*/) const {
     return {};
   }
+
+ protected:
+  std::vector<PolicyEvent> events_;  // what take_events() hands over
 };
 
 // The model's view of a minibatch (labels or targets, whichever the data set has).

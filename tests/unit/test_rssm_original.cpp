@@ -218,8 +218,15 @@ TYPED_TEST(RssmOriginalKernels, TrainStepMatchesHostLoop) {
     hpt::test::upload_values(x, x0);
     const double y = 0.2, lr = 0.05;
     for (int rep = 0; rep < 2; ++rep) {  // two steps: the second starts from trained weights
+      // Each member's one-step forecast before the step's updates (a one-step host rollout).
+      const auto before = host.rollout(x0, 1);
       hpt::original_rssm_train_step(Space(), p, latents, x, Real(y), Real(lr), Real(clip), work);
       host.train(x0, y, lr, clip);
+      const Vec predicted = flat_values(work.predicted);
+      for (int m = 0; m < E; ++m)
+        EXPECT_TRUE(hpt::test::near_rel(predicted[std::size_t(m)], before[m][0],
+                                        40 * hpt::test::tolerance<Real>(H)))
+            << "member " << m << " step " << rep;
     }
     const double tol = 200 * hpt::test::tolerance<Real>(H);
     auto expect_all = [&](const Vec& got, const Vec& ref, const char* what) {

@@ -48,7 +48,9 @@ OriginalRssm::OriginalRssm(const OriginalRssmOptions& o)
       params_(o.members, o.hidden, o.stochastic, o.input),
       latents_("rssm_original.latents", o.members, o.hidden),
       traj_("rssm_original.traj", o.members, kConfidenceHorizon),
-      work_(o.members, o.hidden, o.stochastic, o.input) {
+      work_(o.members, o.hidden, o.stochastic, o.input),
+      traj_host_(Kokkos::create_mirror_view(traj_)),
+      predicted_host_(Kokkos::create_mirror_view(work_.predicted)) {
   HPT_REQUIRE(o.members >= 1 && o.hidden >= 1 && o.stochastic >= 1 && o.input >= 1,
               "OriginalRssm: every size must be positive");
   initialize(o.seed);
@@ -71,9 +73,13 @@ void OriginalRssm::initialize(const std::uint64_t seed) {
 std::vector<double> OriginalRssm::member_paths(const View1<real>& x, const int steps) {
   HPT_REQUIRE(steps >= 1, "OriginalRssm::member_paths: at least one step");
   Kokkos::Timer t;
-  if (int(traj_.extent(1)) < steps) traj_ = View2<real>("rssm_original.traj", members(), steps);
+  if (int(traj_.extent(1)) < steps) {
+    traj_ = View2<real>("rssm_original.traj", members(), steps);
+    traj_host_ = Kokkos::create_mirror_view(traj_);
+  }
   original_rssm_rollout(ExecSpace(), params_, latents_, x, steps, traj_);
-  const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), traj_);
+  Kokkos::deep_copy(traj_host_, traj_);
+  const auto& host = traj_host_;
   std::vector<double> out(std::size_t(members()) * std::size_t(steps));
   for (int m = 0; m < members(); ++m)
     for (int s = 0; s < steps; ++s) out[std::size_t(m * steps + s)] = double(host(m, s));
@@ -100,14 +106,16 @@ OriginalForecast OriginalRssm::forecast(const View1<real>& x, const int steps) {
 }
 
 void OriginalRssm::observe(const View1<real>& x, const double state_loss, const double target) {
-  const double predicted = forecast(x, 1).mean_path[0];
-  errors_.push_back(std::fabs(predicted - state_loss));
-  if (errors_.size() > kErrorWindow) errors_.pop_front();
-  errors_recorded_ = std::min(errors_recorded_ + 1, kErrorCapacity);
   Kokkos::Timer t;
   original_rssm_train_step(ExecSpace(), params_, latents_, x, real(target), real(options_.lr),
                            real(options_.clip), work_);
-  ExecSpace().fence();
+  // The one-step forecast the training step made before its updates, against the state's loss.
+  Kokkos::deep_copy(predicted_host_, work_.predicted);
+  double predicted = 0.0;
+  for (int m = 0; m < members(); ++m) predicted += double(predicted_host_(m)) / members();
+  errors_.push_back(std::fabs(predicted - state_loss));
+  if (errors_.size() > kErrorWindow) errors_.pop_front();
+  errors_recorded_ = std::min(errors_recorded_ + 1, kErrorCapacity);
   seconds_train += t.seconds();
   ++training_steps_;
 }

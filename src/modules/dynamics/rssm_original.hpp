@@ -52,8 +52,9 @@ class OriginalRssm {
   std::vector<double> member_paths(const View1<real>& x, int steps);
   OriginalForecast forecast(const View1<real>& x, int steps);
 
-  // The prototype's observe_gradient: records |1-step forecast - state_loss| (the loss already in
-  // its state, the previous step's), then one training step towards `target` (this step's loss).
+  // The prototype's observe_gradient: one training step towards `target` (this step's loss), and
+  // |1-step forecast before it - state_loss| recorded (the loss already in its state, the previous
+  // step's).
   void observe(const View1<real>& x, double state_loss, double target);
 
   // 0.4 / (1 + total_std of a 10-step forecast) + 0.4 history + 0.2 stability, clamped to [0, 1]:
@@ -81,6 +82,8 @@ class OriginalRssm {
   View2<real> latents_;
   View2<real> traj_;
   OriginalRssmWork<real> work_;
+  View2<real>::HostMirror traj_host_;
+  View1<real>::HostMirror predicted_host_;
   std::deque<double> errors_;  // the newest 50 recorded errors
   std::int64_t errors_recorded_ = 0, training_steps_ = 0;
 };
