@@ -46,3 +46,34 @@ def h5():
 
 def deck_path(root, name):
     return os.path.join(root, "inputs", name)
+
+
+def first_step_inside_block(cols, phase=2):
+    """The first step followed by another step of the same predict block (None when there is none)."""
+    for i, s in enumerate(cols["step"][:-1]):
+        if cols["phase"][i] == phase and cols["phase"][i + 1] == phase:
+            return int(s)
+    return None
+
+
+def check_restart_equality(a, deck, sets, ck, read_trace, where, tag=""):
+    """A run checkpointing at step `ck` and killed just after that checkpoint, then restarted with run.restart = auto,
+    writes the same trace (every column but wall time) as an uninterrupted run. read_trace(dir) -> (columns, events).
+    Returns the uninterrupted run's columns."""
+    import numpy as np
+    import signal
+    sets = list(sets) + [f"checkpoint.every={ck}"]
+    straight = os.path.join(a.work, f"straight{where}")
+    run(a.hpt, deck, *sets, f"output.dir={straight}")
+    scols, _ = read_trace(straight)
+    out = os.path.join(a.work, f"restart{where}")
+    r = run(a.hpt, deck, *sets, f"output.dir={out}", env={"HPT_CRASH_AT": f"checkpoint_written:{ck}"})
+    check(r.returncode == -signal.SIGKILL, f"{tag}the run was killed after the checkpoint of step {ck}",
+          f"rc {r.returncode}")
+    r = run(a.hpt, deck, *sets, f"output.dir={out}", "run.restart=auto")
+    check(r.returncode == 0 and f"at step {ck}" in r.stdout, f"{tag}restart = auto continues from step {ck}",
+          r.stdout[-500:] + r.stderr[-500:])
+    rcols, _ = read_trace(out)
+    diff = [k for k in scols if k != "wall_time" and not np.array_equal(scols[k], rcols[k], equal_nan=True)]
+    check(not diff, f"{tag}the restarted trace equals the uninterrupted one (all columns but wall time)", str(diff))
+    return scols

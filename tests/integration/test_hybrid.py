@@ -4,7 +4,6 @@ one back, and then the run is exactly the freeze arm of the comparison (the snap
 injected non-finite loss restores the last snapshot and halves the learning rate for its window; a run killed
 inside a predict block and restarted gives the same trace as an uninterrupted run."""
 import os
-import signal
 import struct
 import subprocess
 
@@ -110,26 +109,12 @@ def restart_inside_block(tag, *sets):
     probe = os.path.join(a.work, f"find_block{where}")
     hptest.run(a.hpt, deck, *sets, f"output.dir={probe}")
     pcols, _ = trace(probe)
-    inside = [int(s) for i, s in enumerate(pcols["step"][:-1]) if pcols["phase"][i] == 2 and pcols["phase"][i + 1] == 2]
-    hptest.check(len(inside) > 0, f"{tag}the run has a predict block of at least two steps", str(pcols["phase"]))
-    ck = inside[0] if inside else 75
-    sets.append(f"checkpoint.every={ck}")
-    straight = os.path.join(a.work, f"straight{where}")
-    hptest.run(a.hpt, deck, *sets, f"output.dir={straight}")
-    scols, _ = trace(straight)
+    ck = hptest.first_step_inside_block(pcols)
+    hptest.check(ck is not None, f"{tag}the run has a predict block of at least two steps", str(pcols["phase"]))
+    ck = ck or 75
+    scols = hptest.check_restart_equality(a, deck, sets, ck, trace, where, tag)
     hptest.check(scols["phase"][ck - 1] == 2 and scols["phase"][ck] == 2, f"{tag}step {ck} is inside a predict block",
                  str(scols["phase"][ck - 5:ck + 5]))
-    out = os.path.join(a.work, f"restart{where}")
-    r = hptest.run(a.hpt, deck, *sets, f"output.dir={out}", env={"HPT_CRASH_AT": f"checkpoint_written:{ck}"})
-    hptest.check(r.returncode == -signal.SIGKILL, f"{tag}the run was killed after the checkpoint of step {ck}",
-                 f"rc {r.returncode}")
-    r = hptest.run(a.hpt, deck, *sets, f"output.dir={out}", "run.restart=auto")
-    hptest.check(r.returncode == 0 and f"at step {ck}" in r.stdout, f"{tag}restart = auto continues from step {ck}",
-                 r.stdout[-500:] + r.stderr[-500:])
-    rcols, _ = trace(out)
-    diff = [k for k in scols if k != "wall_time" and not np.array_equal(scols[k], rcols[k], equal_nan=True)]
-    hptest.check(not diff, f"{tag}the restarted trace equals the uninterrupted one (all columns but wall time)",
-                 str(diff))
 
 
 restart_inside_block("")

@@ -8,7 +8,6 @@ arm; a run killed inside a predict block and restarted gives the same trace; wro
 refused with exit 2 before anything is written."""
 import math
 import os
-import signal
 
 import numpy as np
 
@@ -101,23 +100,9 @@ with h5py.File(os.path.join(out, f"{NAME}_compare.h5"), "r") as f:
                  "budget makes as many backward passes as hybrid")
 
 # 3. Killed inside a predict block at its checkpoint, restarted: the same trace as an uninterrupted run.
-inside = [int(s) for i, s in enumerate(cols["step"][:-1]) if cols["phase"][i] == 2 and cols["phase"][i + 1] == 2]
-hptest.check(len(inside) > 0, "the run has a predict block of at least two steps")
-ck = inside[0] if inside else 500
-sets = base + [f"checkpoint.every={ck}"]
-straight = os.path.join(a.work, "straight")
-hptest.run(a.hpt, deck, *sets, f"output.dir={straight}")
-scols, _ = trace(straight)
-out = os.path.join(a.work, "restart")
-r = hptest.run(a.hpt, deck, *sets, f"output.dir={out}", env={"HPT_CRASH_AT": f"checkpoint_written:{ck}"})
-hptest.check(r.returncode == -signal.SIGKILL, f"the run was killed after the checkpoint of step {ck}",
-             f"rc {r.returncode}")
-r = hptest.run(a.hpt, deck, *sets, f"output.dir={out}", "run.restart=auto")
-hptest.check(r.returncode == 0 and f"at step {ck}" in r.stdout, f"restart = auto continues from step {ck}",
-             r.stdout[-500:] + r.stderr[-500:])
-rcols, _ = trace(out)
-diff = [k for k in scols if k != "wall_time" and not np.array_equal(scols[k], rcols[k], equal_nan=True)]
-hptest.check(not diff, "the restarted trace equals the uninterrupted one (all columns but wall time)", str(diff))
+ck = hptest.first_step_inside_block(cols)
+hptest.check(ck is not None, "the run has a predict block of at least two steps")
+hptest.check_restart_equality(a, deck, base, ck or 500, trace, "")
 
 # 4. The parity styles go together: each wrong combination is refused before any work, naming the key.
 refusals = [(["dynamics.style=rssm"], "dynamics.style"), (["encoder.style=rich"], "encoder.style"),
