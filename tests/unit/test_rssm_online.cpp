@@ -25,11 +25,7 @@ namespace {
 using hpt::GruReset;
 using Vec = std::vector<double>;
 
-template <class View>
-Vec download_flat(const View& v) {
-  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
-  return Vec(h.data(), h.data() + h.span());
-}
+using hpt::test::download_flat;
 
 template <class Real, class Mem>
 hpt::View1<Real, Mem> device_vector(const Vec& x) {

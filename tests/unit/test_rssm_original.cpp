@@ -126,17 +126,8 @@ struct HostRssm {
   }
 };
 
-template <class View>
-Vec flat_values(const View& v) {
-  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
-  return Vec(h.data(), h.data() + h.span());
-}
-template <class View>
-void set_flat(const View& v, const Vec& x) {
-  auto h = Kokkos::create_mirror_view(v);
-  for (std::size_t i = 0; i < x.size(); ++i) h.data()[i] = typename View::value_type(x[i]);
-  Kokkos::deep_copy(v, h);
-}
+using hpt::test::download_flat;
+using hpt::test::upload_flat;
 
 // Random parameters of a small ensemble on the device and the same values on the host (rounded to
 // Real first, so both start from identical numbers).
@@ -165,12 +156,12 @@ HostRssm make_pair(hpt::OriginalRssmParams<Real, Mem>& p, hpt::View2<Real, Mem>&
   }
   h.head = rounded(std::size_t(H + S));
   for (auto& v : h.head) v = double(Real(v * 3.0));
-  set_flat(p.gru.w_ih, w_ih);
-  set_flat(p.gru.w_hh, w_hh);
-  set_flat(p.gru.b_ih, b_ih);
+  upload_flat(p.gru.w_ih, w_ih);
+  upload_flat(p.gru.w_hh, w_hh);
+  upload_flat(p.gru.b_ih, b_ih);
   Kokkos::deep_copy(p.gru.b_hh, Real(0));
-  set_flat(p.head, h.head);
-  set_flat(latents, lat);
+  upload_flat(p.head, h.head);
+  upload_flat(latents, lat);
   return h;
 }
 
@@ -193,7 +184,7 @@ TYPED_TEST(RssmOriginalKernels, RolloutMatchesHostLoop) {
   hpt::View2<Real, Mem> traj("traj", E, Y);
   hpt::original_rssm_rollout(Space(), p, latents, x, Y, traj);
   const auto ref = host.rollout(x0, Y);
-  const Vec got = flat_values(traj);
+  const Vec got = download_flat(traj);
   for (int m = 0; m < E; ++m)
     for (int t = 0; t < Y; ++t)
       EXPECT_TRUE(hpt::test::near_rel(got[std::size_t(m * Y + t)], ref[m][t],
@@ -222,7 +213,7 @@ TYPED_TEST(RssmOriginalKernels, TrainStepMatchesHostLoop) {
       const auto before = host.rollout(x0, 1);
       hpt::original_rssm_train_step(Space(), p, latents, x, Real(y), Real(lr), Real(clip), work);
       host.train(x0, y, lr, clip);
-      const Vec predicted = flat_values(work.predicted);
+      const Vec predicted = download_flat(work.predicted);
       for (int m = 0; m < E; ++m)
         EXPECT_TRUE(hpt::test::near_rel(predicted[std::size_t(m)], before[m][0],
                                         40 * hpt::test::tolerance<Real>(H)))
@@ -242,12 +233,12 @@ TYPED_TEST(RssmOriginalKernels, TrainStepMatchesHostLoop) {
       b.insert(b.end(), host.b[m].begin(), host.b[m].end());
       lat.insert(lat.end(), host.h[m].begin(), host.h[m].end());
     }
-    expect_all(flat_values(p.gru.w_ih), W, "W");
-    expect_all(flat_values(p.gru.w_hh), U, "U");
-    expect_all(flat_values(p.gru.b_ih), b, "b");
-    expect_all(flat_values(p.head), host.head, "head");
-    expect_all(flat_values(latents), lat, "latents");
-    for (double v : flat_values(p.gru.b_hh)) EXPECT_EQ(v, 0.0);  // one bias per gate
+    expect_all(download_flat(p.gru.w_ih), W, "W");
+    expect_all(download_flat(p.gru.w_hh), U, "U");
+    expect_all(download_flat(p.gru.b_ih), b, "b");
+    expect_all(download_flat(p.head), host.head, "head");
+    expect_all(download_flat(latents), lat, "latents");
+    for (double v : download_flat(p.gru.b_hh)) EXPECT_EQ(v, 0.0);  // one bias per gate
   }
 }
 

@@ -67,4 +67,17 @@ std::vector<double> download_values(const View& v) {
   return std::vector<double>(h.data(), h.data() + h.extent(0));
 }
 
+// Any View's elements in memory order (row-major here) <-> host values.
+template <class View>
+std::vector<double> download_flat(const View& v) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  return std::vector<double>(h.data(), h.data() + h.span());
+}
+template <class View>
+void upload_flat(const View& v, const std::vector<double>& x) {
+  auto h = Kokkos::create_mirror_view(v);
+  for (std::size_t i = 0; i < x.size(); ++i) h.data()[i] = typename View::value_type(x[i]);
+  Kokkos::deep_copy(v, h);
+}
+
 }  // namespace hpt::test
