@@ -71,9 +71,7 @@ class StepPolicy {
   virtual void declare_state(StateRegistry&, const std::string&) {}
   virtual void after_load() {}
   // Counts for the comparison's records (name, value), e.g. accepted predict blocks.
-  virtual std::vector<std::pair<std::string, double>> counters() const {
-    return {};
-  }
+  virtual std::vector<std::pair<std::string, double>> counters() const { return {}; }
   // Lines for the run's summary table (quantity, value).
   virtual std::vector<std::pair<std::string, std::string>> report(double /*real_steps*/) const {
     return {};
