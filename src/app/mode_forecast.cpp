@@ -103,8 +103,17 @@ void declare_forecast_options(OptionSchema& s) {
   s.add_real("forecast.stop_confidence", 0.9,
              "a run is stopped when it beats the best other run with probability below 1 - this",
              0.5, 1.0);
+  s.add_choice("forecast.calibration", "quantile", {"quantile", "scale"},
+               "interval calibration per horizon: quantile (adaptive conformal quantile of the "
+               "realised targets' scores) or scale (a multiplicative width factor nudged by each "
+               "hit or miss)");
   s.add_real("forecast.calibration_rate", 0.05,
-             "step size gamma of the adaptive conformal width correction per horizon", 1e-6, 1.0);
+             "step size gamma of the adaptive conformal correction per horizon (of the quantile's "
+             "level, or of the log width factor)",
+             1e-6, 1.0);
+  s.add_int("forecast.calibration_window", 200,
+            "realised targets per horizon whose scores the quantile calibration keeps (newest)", 10,
+            100000);
   s.add_int("forecast.train_runs", 4,
             "runs whose newest transitions train the shared ensemble at each step (one BPTT + Adam "
             "update each, round robin; 0: no online training)",
@@ -144,7 +153,9 @@ int run_forecast_mode(const RunContext& ctx) {
                                            horizons, std::uint64_t(c.get_int("run.seed")),
                                            encoder->feature_update(), encoder->clamp(),
                                            rssm_train_options_from_config(c), train_runs);
-  forecast::AdaptiveConformal calibration(K, 0.90, c.get_real("forecast.calibration_rate"));
+  forecast::AdaptiveConformal calibration(
+      K, forecast::calibration_rule(c.get_string("forecast.calibration")), 0.90,
+      c.get_real("forecast.calibration_rate"), int(c.get_int("forecast.calibration_window")));
   std::vector<forecast::EmpiricalErrors> base_errors(std::size_t(kBaselines * K));
 
   auto history = encoder->create_history(R);
@@ -233,7 +244,8 @@ int run_forecast_mode(const RunContext& ctx) {
     for (auto it = due.begin(); it != due.end() && it->first <= g; it = due.erase(it)) {
       Row& row = rows[it->second];
       row.inside = (row.target >= row.q05 && row.target <= row.q95) ? 1 : 0;
-      calibration.update(row.k, row.inside == 1);
+      calibration.update(row.k, row.inside == 1,
+                         forecast::conformal_score(row.target, row.raw_q05, row.q50, row.raw_q95));
       for (int b = 0; b < kBaselines; ++b) {
         if (!std::isnan(row.base_lo[b]))
           row.base_inside[b] = (row.target >= row.base_lo[b] && row.target <= row.base_hi[b]);

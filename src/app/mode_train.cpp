@@ -208,7 +208,9 @@ train::TrainSummary train_run(const RunContext& ctx, const std::vector<char>* re
     fs.every = int(c.get_int("forecast.every"));
     fs.scenarios = int(c.get_int("forecast.scenarios"));
     fs.seed = std::uint64_t(c.get_int("run.seed"));
+    fs.calibration_rule = forecast::calibration_rule(c.get_string("forecast.calibration"));
     fs.calibration_rate = c.get_real("forecast.calibration_rate");
+    fs.calibration_window = int(c.get_int("forecast.calibration_window"));
     forecaster = std::make_unique<train::TrainingForecaster>(*dynamics, *encoder, fs);
     state.forecaster = forecaster.get();
   }

@@ -1,5 +1,6 @@
 #include "forecast/adaptive_conformal.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -13,14 +14,32 @@ namespace {
 constexpr double kThetaLimit = 20.0;
 }  // namespace
 
-AdaptiveConformal::AdaptiveConformal(int horizons, double coverage, double gamma)
-    : miss_rate_(1.0 - coverage),
+CalibrationRule calibration_rule(const std::string& name) {
+  if (name == "quantile") return CalibrationRule::kQuantile;
+  HPT_REQUIRE(name == "scale", "calibration_rule: unknown rule " + name);
+  return CalibrationRule::kScale;
+}
+
+double conformal_score(double target, double q05, double q50, double q95) {
+  const double excess = target > q50 ? target - q50 : q50 - target;
+  const double half = target > q50 ? q95 - q50 : q50 - q05;
+  if (!(excess > 0)) return 0.0;
+  return half > 0 ? std::fmin(excess / half, kMaxScore) : kMaxScore;
+}
+
+AdaptiveConformal::AdaptiveConformal(int horizons, CalibrationRule rule, double coverage,
+                                     double gamma, int window)
+    : rule_(rule),
+      miss_rate_(1.0 - coverage),
       gamma_(gamma),
-      theta_(std::size_t(horizons), 0.0),
+      window_(window),
+      level_(std::size_t(horizons), rule == CalibrationRule::kQuantile ? 1.0 - coverage : 0.0),
       updates_(std::size_t(horizons), 0),
-      inside_(std::size_t(horizons), 0) {
-  HPT_REQUIRE(horizons >= 0 && coverage > 0 && coverage < 1 && gamma > 0,
-              "AdaptiveConformal: needs coverage in (0, 1) and gamma > 0");
+      inside_(std::size_t(horizons), 0),
+      scores_(std::size_t(horizons), std::vector<double>(std::size_t(window), 0.0)),
+      factor_(std::size_t(horizons), 1.0) {
+  HPT_REQUIRE(horizons >= 0 && coverage > 0 && coverage < 1 && gamma > 0 && window > 0,
+              "AdaptiveConformal: needs coverage in (0, 1), gamma > 0 and window > 0");
 }
 
 Interval AdaptiveConformal::apply(int k, double q05, double q50, double q95) const {
@@ -28,30 +47,59 @@ Interval AdaptiveConformal::apply(int k, double q05, double q50, double q95) con
   return Interval{q50 - w * (q50 - q05), q50, q50 + w * (q95 - q50)};
 }
 
-void AdaptiveConformal::update(int k, bool inside) {
-  double& theta = theta_[std::size_t(k)];
-  theta += gamma_ * ((inside ? 0.0 : 1.0) - miss_rate_);
-  theta = std::fmax(-kThetaLimit, std::fmin(kThetaLimit, theta));
-  updates_[std::size_t(k)] += 1;
-  inside_[std::size_t(k)] += inside ? 1 : 0;
+void AdaptiveConformal::update(int k, bool inside, double score) {
+  const std::size_t i = std::size_t(k);
+  const double err = inside ? 0.0 : 1.0;
+  if (rule_ == CalibrationRule::kQuantile)
+    level_[i] = std::fmax(0.0, std::fmin(1.0, level_[i] + gamma_ * (miss_rate_ - err)));
+  else
+    level_[i] =
+        std::fmax(-kThetaLimit, std::fmin(kThetaLimit, level_[i] + gamma_ * (err - miss_rate_)));
+  scores_[i][std::size_t(updates_[i] % window_)] = score;
+  updates_[i] += 1;
+  inside_[i] += inside ? 1 : 0;
+  refresh(k);
 }
 
-double AdaptiveConformal::width_factor(int k) const {
-  return std::exp(theta_[std::size_t(k)]);
+void AdaptiveConformal::refresh(int k) {
+  const std::size_t i = std::size_t(k);
+  if (rule_ == CalibrationRule::kScale) {
+    factor_[i] = std::exp(level_[i]);
+    return;
+  }
+  const long long n = std::min<long long>(updates_[i], window_);
+  if (n == 0) {
+    factor_[i] = 1.0;  // no realised target yet: the raw interval
+    return;
+  }
+  // Rank ceil((n + 1)(1 - a)) of the n scores, kept within 1 .. n (above n, where a finite sample
+  // cannot reach the level, the largest score).
+  const auto rank =
+      std::clamp<long long>((long long)std::ceil(double(n + 1) * (1.0 - level_[i]) - 1e-9), 1, n);
+  std::vector<double> s(scores_[i].begin(), scores_[i].begin() + n);
+  std::nth_element(s.begin(), s.begin() + (rank - 1), s.end());
+  factor_[i] = s[std::size_t(rank - 1)];
 }
 
-AdaptiveConformal::State AdaptiveConformal::state(int k) const {
-  return {theta_[std::size_t(k)], updates_[std::size_t(k)], inside_[std::size_t(k)]};
+std::vector<double> AdaptiveConformal::state(int k) const {
+  const std::size_t i = std::size_t(k);
+  std::vector<double> s{level_[i], double(updates_[i]), double(inside_[i])};
+  s.insert(s.end(), scores_[i].begin(), scores_[i].end());
+  return s;
 }
 
-void AdaptiveConformal::restore(int k, const State& s) {
-  theta_[std::size_t(k)] = s.theta;
-  updates_[std::size_t(k)] = int(s.updates);
-  inside_[std::size_t(k)] = int(s.inside);
+void AdaptiveConformal::restore(int k, const std::vector<double>& s) {
+  HPT_REQUIRE(int(s.size()) == state_size(), "AdaptiveConformal::restore: wrong state size");
+  const std::size_t i = std::size_t(k);
+  level_[i] = s[0];
+  updates_[i] = (long long)s[1];
+  inside_[i] = (long long)s[2];
+  std::copy(s.begin() + 3, s.end(), scores_[i].begin());
+  refresh(k);
 }
 
 double AdaptiveConformal::realised_coverage(int k) const {
-  const int n = updates_[std::size_t(k)];
+  const long long n = updates_[std::size_t(k)];
   return n == 0 ? std::numeric_limits<double>::quiet_NaN()
                 : double(inside_[std::size_t(k)]) / double(n);
 }

@@ -1,13 +1,18 @@
 #pragma once
 // Online calibration of forecast intervals, per horizon: adaptive conformal inference (Gibbs and
-// Candes, 2021) in its multiplicative form. Each horizon keeps a width factor w = exp(theta) that
-// scales the half-widths of the predicted interval around its median,
-//   [q50 - w (q50 - q05), q50 + w (q95 - q50)],
-// and after each realised target (err = 1 when it fell outside the interval that was issued, else
-// 0) updates theta <- theta + gamma (err - miss_rate), miss_rate = 1 - coverage (0.10 for the 90 %
-// interval). Misses widen, hits narrow; over any T updates the realised miss rate differs from
-// miss_rate by at most (theta_T - theta_0) / (gamma T), so coverage tracks the target whatever the
-// raw intervals' calibration.
+// Candes, 2021). Each horizon keeps a width factor w that scales the half-widths of the predicted
+// interval around its median,
+//   [q50 - w (q50 - q05), q50 + w (q95 - q50)].
+// Two rules set w (`forecast.calibration`):
+// * quantile (default): every realised target leaves a score, the factor that would just have
+//   covered it; w is the rank ceil((n + 1)(1 - a)) of the newest n <= window scores, and the level
+//   a follows a <- a + gamma (miss_rate - err) (err = 1 when the target fell outside the interval
+//   that was issued). This is the original form of the method: a split-conformal quantile whose
+//   level adapts to drift. It needs about 1 / miss_rate scores to be near the target coverage.
+// * scale: w = exp(theta), theta <- theta + gamma (err - miss_rate). Misses widen, hits narrow;
+//   over T updates the miss rate differs from miss_rate by at most |theta_T - theta_0| / (gamma T),
+//   so it converges only over many scored forecasts.
+#include <string>
 #include <vector>
 
 namespace hpt::forecast {
@@ -16,35 +21,49 @@ struct Interval {
   double lo = 0, mid = 0, hi = 0;
 };
 
+enum class CalibrationRule { kQuantile, kScale };
+// "quantile" or "scale"; anything else is a programming error (the deck schema checks it).
+CalibrationRule calibration_rule(const std::string& name);
+
+// The width factor that would just have covered `target` with the raw interval (q05, q50, q95),
+// bounded by kMaxScore (a degenerate interval cannot be widened by a factor).
+double conformal_score(double target, double q05, double q50, double q95);
+constexpr double kMaxScore = 1e6;
+
 class AdaptiveConformal {
  public:
-  AdaptiveConformal(int horizons, double coverage = 0.90, double gamma = 0.05);
+  AdaptiveConformal(int horizons, CalibrationRule rule, double coverage = 0.90, double gamma = 0.05,
+                    int window = 200);
 
   // The calibrated interval of horizon index k from the raw quantiles (q05, q50, q95).
   Interval apply(int k, double q05, double q50, double q95) const;
-  // One realised target of horizon k: `inside` of the calibrated interval that was issued.
-  void update(int k, bool inside);
+  // One realised target of horizon k: `inside` of the calibrated interval that was issued, and
+  // its score (conformal_score of the raw interval that was issued).
+  void update(int k, bool inside, double score);
 
-  double width_factor(int k) const;
-  int updates(int k) const { return updates_[std::size_t(k)]; }
+  double width_factor(int k) const { return factor_[std::size_t(k)]; }
+  long long updates(int k) const { return updates_[std::size_t(k)]; }
   // Fraction of the realised targets of horizon k that fell inside (NaN before the first).
   double realised_coverage(int k) const;
-  int horizons() const { return int(theta_.size()); }
+  int horizons() const { return int(level_.size()); }
 
-  // The state per horizon (theta, updates, inside), for checkpoints.
-  struct State {
-    double theta = 0;
-    long long updates = 0, inside = 0;
-  };
-  State state(int k) const;
-  void restore(int k, const State& s);
+  // The state of horizon k as numbers, for checkpoints: level (a or theta), updates, inside, then
+  // the score ring (`window` entries; entry updates % window is the next to be overwritten).
+  int state_size() const { return 3 + window_; }
+  std::vector<double> state(int k) const;
+  void restore(int k, const std::vector<double>& s);
 
  private:
+  void refresh(int k);  // recomputes factor_[k] from the level and the scores
+
+  CalibrationRule rule_;
   double miss_rate_;
   double gamma_;
-  std::vector<double> theta_;
-  std::vector<int> updates_;
-  std::vector<int> inside_;
+  int window_;
+  std::vector<double> level_;
+  std::vector<long long> updates_, inside_;
+  std::vector<std::vector<double>> scores_;
+  std::vector<double> factor_;
 };
 
 }  // namespace hpt::forecast

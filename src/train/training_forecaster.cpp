@@ -11,7 +11,18 @@ namespace hpt::train {
 namespace {
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
-enum PendingColumn : int { kOrigin = 0, kHorizonIndex, kMean, kQ05, kQ50, kQ95, kWidth, kColumns };
+enum PendingColumn : int {
+  kOrigin = 0,
+  kHorizonIndex,
+  kMean,
+  kQ05,
+  kQ50,
+  kQ95,
+  kWidth,
+  kRawQ05,
+  kRawQ95,
+  kColumns
+};
 
 // Quantile q of sorted values (linear interpolation between order statistics).
 double quantile(const std::vector<double>& sorted, double q) {
@@ -45,26 +56,34 @@ TrainingForecaster::TrainingForecaster(RssmDynamics& dynamics, Encoder& encoder,
                                                        std::size_t(pending), std::size_t(kColumns));
   for (int i = 0; i < pending; ++i) pending_(i, kOrigin) = -1;
   Kokkos::deep_copy(loss_log_, kNaN);
-  calibration_state_ =
-      Kokkos::View<double**, Kokkos::HostSpace>("hpt::forecaster_calibration", std::size_t(K), 3);
+  const forecast::AdaptiveConformal fresh = fresh_calibration();
+  calibration_state_ = Kokkos::View<double**, Kokkos::HostSpace>(
+      "hpt::forecaster_calibration", std::size_t(K), std::size_t(fresh.state_size()));
+  store(fresh);
   score_sums_ =
       Kokkos::View<double**, Kokkos::HostSpace>("hpt::forecaster_scores", std::size_t(K), 3);
 }
 
+forecast::AdaptiveConformal TrainingForecaster::fresh_calibration() const {
+  return forecast::AdaptiveConformal(int(settings_.horizons.size()), settings_.calibration_rule,
+                                     0.90, settings_.calibration_rate,
+                                     settings_.calibration_window);
+}
+
 forecast::AdaptiveConformal TrainingForecaster::calibration() const {
-  forecast::AdaptiveConformal c(int(settings_.horizons.size()), 0.90, settings_.calibration_rate);
-  for (int k = 0; k < c.horizons(); ++k)
-    c.restore(k, {calibration_state_(k, 0), (long long)calibration_state_(k, 1),
-                  (long long)calibration_state_(k, 2)});
+  forecast::AdaptiveConformal c = fresh_calibration();
+  std::vector<double> s(std::size_t(c.state_size()));
+  for (int k = 0; k < c.horizons(); ++k) {
+    for (std::size_t j = 0; j < s.size(); ++j) s[j] = calibration_state_(k, j);
+    c.restore(k, s);
+  }
   return c;
 }
 
 void TrainingForecaster::store(const forecast::AdaptiveConformal& c) {
   for (int k = 0; k < c.horizons(); ++k) {
-    const auto s = c.state(k);
-    calibration_state_(k, 0) = s.theta;
-    calibration_state_(k, 1) = double(s.updates);
-    calibration_state_(k, 2) = double(s.inside);
+    const std::vector<double> s = c.state(k);
+    for (std::size_t j = 0; j < s.size(); ++j) calibration_state_(k, j) = s[j];
   }
 }
 
@@ -157,9 +176,9 @@ ForecastNow TrainingForecaster::compute(std::int64_t step, const View2<real>& fe
         mean += l / double(N * E);
       }
     std::sort(v.begin(), v.end());
-    const forecast::Interval iv =
-        cal.apply(int(k), quantile(v, 0.05), quantile(v, 0.50), quantile(v, 0.95));
     HorizonForecast hf;
+    hf.raw_q05 = quantile(v, 0.05), hf.raw_q95 = quantile(v, 0.95);
+    const forecast::Interval iv = cal.apply(int(k), hf.raw_q05, quantile(v, 0.50), hf.raw_q95);
     hf.horizon = h, hf.mean = mean, hf.lo = iv.lo, hf.mid = iv.mid, hf.hi = iv.hi;
     hf.scored = (long long)score_sums_(k, 1);
     hf.coverage = hf.scored > 0 ? score_sums_(k, 2) / double(hf.scored) : kNaN;
@@ -183,6 +202,8 @@ void TrainingForecaster::forecast_at(std::int64_t step, const View2<real>& featu
       pending_(i, kQ50) = f.mid;
       pending_(i, kQ95) = f.hi;
       pending_(i, kWidth) = f.width_factor;
+      pending_(i, kRawQ05) = f.raw_q05;
+      pending_(i, kRawQ95) = f.raw_q95;
       break;
     }
   }
@@ -215,7 +236,9 @@ void TrainingForecaster::score_due(std::int64_t step) {
     pending_(i, kOrigin) = -1;
     if (!std::isfinite(r.target)) continue;
     r.inside = r.target >= r.q05 && r.target <= r.q95;
-    cal.update(k, r.inside == 1);
+    cal.update(
+        k, r.inside == 1,
+        forecast::conformal_score(r.target, pending_(i, kRawQ05), r.q50, pending_(i, kRawQ95)));
     changed = true;
     score_sums_(k, 0) += std::fabs(r.mean - r.target);
     score_sums_(k, 1) += 1;

@@ -24,7 +24,9 @@ struct TrainingForecastSettings {
   int every = 50;
   int scenarios = 16;
   std::uint64_t seed = 1;
+  forecast::CalibrationRule calibration_rule = forecast::CalibrationRule::kQuantile;
   double calibration_rate = 0.05;
+  int calibration_window = 200;
 };
 
 // One scored forecast: made at `origin` for horizon `horizon`, resolved at `resolved`.
@@ -44,6 +46,7 @@ struct HorizonForecast {
   long long scored = 0;
   double coverage = 0;      // realised coverage of the scored forecasts (NaN before the first)
   double width_factor = 1;  // the calibration's factor applied to the raw interval
+  double raw_q05 = 0, raw_q95 = 0;  // the rollout's own 5 % and 95 % quantiles
 };
 
 // Forecasts at every horizon from the current state, the mean log loss along the paths per lead
@@ -99,6 +102,7 @@ class TrainingForecaster {
   RssmDynamics& dynamics_;
   Encoder& encoder_;
   TrainingForecastSettings settings_;
+  forecast::AdaptiveConformal fresh_calibration() const;
   forecast::AdaptiveConformal calibration() const;  // from calibration_state_
   void store(const forecast::AdaptiveConformal& c);
 
@@ -106,10 +110,11 @@ class TrainingForecaster {
   RolloutOutputs<real> out_;
   View1<LossState<real>> loss_states_;
   // Host state saved in checkpoints: the newest losses (ring by step), pending forecasts (one row
-  // per slot: origin, k, mean, q05, q50, q95, width factor; origin < 0 = free), the calibration.
+  // per slot: origin, k, mean, q05, q50, q95, width factor, raw q05, raw q95; origin < 0 = free),
+  // the calibration.
   Kokkos::View<double*, Kokkos::HostSpace> loss_log_;
   Kokkos::View<double**, Kokkos::HostSpace> pending_;
-  Kokkos::View<double**, Kokkos::HostSpace> calibration_state_;  // (K, 3): theta, updates, inside
+  Kokkos::View<double**, Kokkos::HostSpace> calibration_state_;  // (K, state size) per horizon
   Kokkos::View<double**, Kokkos::HostSpace> score_sums_;  // (K, 3): sum |error|, scored, inside
   std::vector<ForecastRow> scored_;
 };
