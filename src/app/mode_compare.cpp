@@ -23,6 +23,9 @@ const char* const kArms[] = {"full", "hybrid", "budget", "freeze"};
 struct ArmResult {
   train::TrainSummary summary;
   double val_at_budget = kNaN;  // validation loss after the hybrid arm's number of backward passes
+  // Wall time to the loss this arm and full both reach (the higher of their final validation
+  // losses): this arm's seconds and full's seconds to it.
+  double common_loss = kNaN, seconds_to_common = kNaN, full_seconds_to_common = kNaN;
 };
 
 std::vector<long> seeds_of(const Config& c) {
@@ -41,6 +44,20 @@ double loss_at_backward(const std::vector<train::ValidationPoint>& points, doubl
     const auto& b = points[i];
     const double f = (backward - double(a.backward)) / double(b.backward - a.backward);
     return a.loss + f * (b.loss - a.loss);
+  }
+  return kNaN;
+}
+
+// The wall time at which `points` first reach a validation loss <= `loss`, interpolated linearly in
+// time between the two validations around the crossing (NaN when never reached).
+double seconds_to_loss(const std::vector<train::ValidationPoint>& points, double loss) {
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (!(points[i].loss <= loss)) continue;
+    if (i == 0 || points[i].loss == loss) return points[i].seconds;
+    const auto& a = points[i - 1];
+    const auto& b = points[i];
+    const double f = (a.loss - loss) / (a.loss - b.loss);
+    return a.seconds + f * (b.seconds - a.seconds);
   }
   return kNaN;
 }
@@ -121,28 +138,35 @@ int run_compare_mode(const RunContext& ctx) {
       }
       results[arm].push_back(std::move(r));
     }
+    const auto& full = results["full"].back().summary;
     for (const std::string arm : kArms) {
       ArmResult& r = results[arm].back();
       r.val_at_budget = loss_at_backward(r.summary.validations, double(budget));
+      r.common_loss = std::max(r.summary.final_val_loss, full.final_val_loss);
+      r.seconds_to_common = seconds_to_loss(r.summary.validations, r.common_loss);
+      r.full_seconds_to_common = seconds_to_loss(full.validations, r.common_loss);
     }
   }
 
   io::TextTable table({"arm", "final val loss", "final val accuracy %", "backward passes",
-                       "wall time s", "val loss at hybrid's backward passes"});
+                       "wall time s", "val loss at hybrid's backward passes",
+                       "time to common loss / full's"});
   for (const std::string arm : kArms) {
-    std::vector<double> loss, acc, back, wall, at_b;
+    std::vector<double> loss, acc, back, wall, at_b, to_common;
     for (const ArmResult& r : results[arm]) {
       loss.push_back(r.summary.final_val_loss);
       acc.push_back(100 * r.summary.final_val_accuracy);
       back.push_back(double(r.summary.backward_passes));
       wall.push_back(r.summary.seconds);
       at_b.push_back(r.val_at_budget);
+      to_common.push_back(r.seconds_to_common / r.full_seconds_to_common);
     }
     table.add_row({arm, mean_spread(loss, 5), mean_spread(acc, 4), mean_spread(back, 5),
-                   mean_spread(wall, 4), mean_spread(at_b, 5)});
+                   mean_spread(wall, 4), mean_spread(at_b, 5), mean_spread(to_common, 3)});
   }
   std::cout << "\ncompare (" << seeds.size() << " seed" << (seeds.size() > 1 ? "s" : "")
-            << "; mean [min, max])\n"
+            << "; mean [min, max]; common loss: the higher of the arm's and full's final "
+               "validation loss, reached first at the wall time compared)\n"
             << table.str();
   // The verdict per seed: within 1 % of full with at most 60 % of its backward passes, and below
   // budget and freeze at equal backward passes.
@@ -162,7 +186,10 @@ int run_compare_mode(const RunContext& ctx) {
               << " % of full's backward passes; val loss " << io::fmt(hyb.final_val_loss, 5)
               << " vs full " << io::fmt(full.final_val_loss, 5) << (close ? " (within 1 %)" : "")
               << ", budget " << io::fmt(results["budget"][i].summary.final_val_loss, 5)
-              << ", freeze " << io::fmt(results["freeze"][i].summary.final_val_loss, 5) << "\n";
+              << ", freeze " << io::fmt(results["freeze"][i].summary.final_val_loss, 5)
+              << "; to val loss " << io::fmt(results["hybrid"][i].common_loss, 5) << ": hybrid "
+              << io::fmt(results["hybrid"][i].seconds_to_common, 4) << " s, full "
+              << io::fmt(results["hybrid"][i].full_seconds_to_common, 4) << " s\n";
   }
   std::cout << "saving shown (within 1 % of full, <= 60 % of its backward passes, better than "
                "budget and freeze): "
@@ -184,20 +211,25 @@ int run_compare_mode(const RunContext& ctx) {
       for (const std::string& w : where) {
         io::H5Group g = root.create_group(w);
         std::vector<std::int64_t> step, back;
-        std::vector<double> loss, acc;
+        std::vector<double> loss, acc, seconds;
         for (const auto& p : s.validations)
           step.push_back(p.step), back.push_back(p.backward), loss.push_back(p.loss),
-              acc.push_back(p.accuracy);
+              acc.push_back(p.accuracy), seconds.push_back(p.seconds);
         const std::vector<std::size_t> shape{step.size()};
         g.write_dataset("step", io::H5Element::Int64, step.data(), shape);
         g.write_dataset("backward_passes", io::H5Element::Int64, back.data(), shape);
         g.write_dataset("val_loss", io::H5Element::Float64, loss.data(), shape);
         g.write_dataset("val_accuracy", io::H5Element::Float64, acc.data(), shape);
+        g.write_dataset("seconds", io::H5Element::Float64, seconds.data(), shape);
         g.write_double_attribute("final_val_loss", s.final_val_loss);
         g.write_double_attribute("final_val_accuracy", s.final_val_accuracy);
         g.write_int_attribute("backward_total", s.backward_passes);
         g.write_double_attribute("wall_seconds", s.seconds);
         g.write_double_attribute("val_loss_at_hybrid_backward", results[arm][i].val_at_budget);
+        g.write_double_attribute("common_val_loss", results[arm][i].common_loss);
+        g.write_double_attribute("seconds_to_common_loss", results[arm][i].seconds_to_common);
+        g.write_double_attribute("full_seconds_to_common_loss",
+                                 results[arm][i].full_seconds_to_common);
         g.write_int_attribute("steps", s.last_step - s.first_step);
         g.write_double_attribute("seconds_steps", s.seconds_steps);
         g.write_double_attribute("seconds_encode", s.seconds_encode);

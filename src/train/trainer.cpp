@@ -131,9 +131,10 @@ TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace,
     }
     if (s.real) ++sum.backward_passes;
     sum.real_steps.push_back(s.real ? kRealStep : (s.drew_batch ? kForwardStep : kFrozenStep));
-    if (val.done) sum.validations.push_back({step, sum.backward_passes, val.loss, val.accuracy});
-
     const double now = timer.seconds();
+    if (val.done)
+      sum.validations.push_back({step, sum.backward_passes, val.loss, val.accuracy, now});
+
     trace.add(step_trace_row(step, s, val, now,
                              {features_host.data(), features_host.data() + kFeatures}));
     sum.last_step = step;

@@ -30,6 +30,7 @@ struct TrainerSettings {
 struct ValidationPoint {
   std::int64_t step = 0, backward = 0;
   double loss = 0, accuracy = 0;
+  double seconds = 0;  // wall time since the step loop began (this run's part, after a restart)
 };
 
 struct TrainSummary {

@@ -72,6 +72,25 @@ with h5py.File(os.path.join(out, "digits-sgd_compare.h5"), "r") as f:
     hptest.check(np.array_equal(arms["hybrid"]["val_loss"][()], arms["freeze"]["val_loss"][()]),
                  "the hybrid and freeze validation curves are identical")
 
+    # Wall time to the loss an arm and full both reach, rebuilt from the curves: the first crossing
+    # of the higher final loss, interpolated linearly in time.
+    def first_time(g, loss):
+        s, v = g["seconds"][()], g["val_loss"][()]
+        for i in range(len(v)):
+            if v[i] <= loss:
+                return s[i] if i == 0 else s[i - 1] + (v[i - 1] - loss) / (v[i - 1] - v[i]) * (s[i] - s[i - 1])
+        return float("nan")
+    for k, g in arms.items():
+        sec = g["seconds"][()]
+        hptest.check(np.all(np.diff(sec) > 0) and sec[-1] <= g.attrs["wall_seconds"],
+                     f"{k}: validation times increase and end within the run's wall time", str(sec))
+        common = max(g.attrs["final_val_loss"], full)
+        hptest.check(g.attrs["common_val_loss"] == common, f"{k}: common loss is the higher final loss")
+        for attr, src in (("seconds_to_common_loss", g), ("full_seconds_to_common_loss", arms["full"])):
+            hptest.check(np.isclose(g.attrs[attr], first_time(src, common), rtol=1e-12, atol=0),
+                         f"{k}: {attr} is the first crossing of the common loss",
+                         f"{g.attrs[attr]} vs {first_time(src, common)}")
+
 # The comparison of a real run plots (validation loss against backward passes, 1000 x 600 px).
 png = os.path.join(out, "compare.png")
 p = subprocess.run(["/usr/bin/python3", os.path.join(a.root, "run/post/hpt-plot"),
