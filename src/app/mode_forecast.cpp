@@ -241,17 +241,22 @@ int run_forecast_mode(const RunContext& ctx) {
 
     // 2. Targets that became known with this step: score them, update the calibration and the
     //    baselines' error records (in the order the forecasts were made).
+    std::vector<std::vector<char>> batch_inside(static_cast<std::size_t>(K));
+    std::vector<std::vector<double>> batch_scores(static_cast<std::size_t>(K));
     for (auto it = due.begin(); it != due.end() && it->first <= g; it = due.erase(it)) {
       Row& row = rows[it->second];
       row.inside = (row.target >= row.q05 && row.target <= row.q95) ? 1 : 0;
-      calibration.update(row.k, row.inside == 1,
-                         forecast::conformal_score(row.target, row.raw_q05, row.q50, row.raw_q95));
+      batch_inside[std::size_t(row.k)].push_back(char(row.inside));
+      batch_scores[std::size_t(row.k)].push_back(
+          forecast::conformal_score(row.target, row.raw_q05, row.q50, row.raw_q95));
       for (int b = 0; b < kBaselines; ++b) {
         if (!std::isnan(row.base_lo[b]))
           row.base_inside[b] = (row.target >= row.base_lo[b] && row.target <= row.base_hi[b]);
         base_errors[std::size_t(b * K + row.k)].add(row.target - row.base[b]);
       }
     }
+    for (int k = 0; k < K; ++k)
+      calibration.update_batch(k, batch_inside[std::size_t(k)], batch_scores[std::size_t(k)]);
 
     // 3. Origins: every active run with enough history, at steps divisible by forecast.every.
     if (g % every != 0) continue;

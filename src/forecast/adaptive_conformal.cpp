@@ -48,16 +48,28 @@ Interval AdaptiveConformal::apply(int k, double q05, double q50, double q95) con
 }
 
 void AdaptiveConformal::update(int k, bool inside, double score) {
+  update_batch(k, {char(inside)}, {score});
+}
+
+void AdaptiveConformal::update_batch(int k, const std::vector<char>& inside,
+                                     const std::vector<double>& scores) {
+  HPT_REQUIRE(inside.size() == scores.size(), "AdaptiveConformal::update_batch: sizes differ");
+  if (inside.empty()) return;
   const std::size_t i = std::size_t(k);
-  const double err = inside ? 0.0 : 1.0;
+  double misses = 0;
+  for (std::size_t j = 0; j < inside.size(); ++j) {
+    const double err = inside[j] ? 0.0 : 1.0;
+    misses += err;
+    if (rule_ == CalibrationRule::kScale)
+      level_[i] =
+          std::fmax(-kThetaLimit, std::fmin(kThetaLimit, level_[i] + gamma_ * (err - miss_rate_)));
+    scores_[i][std::size_t(updates_[i] % window_)] = scores[j];
+    updates_[i] += 1;
+    inside_[i] += inside[j] ? 1 : 0;
+  }
   if (rule_ == CalibrationRule::kQuantile)
-    level_[i] = std::fmax(0.0, std::fmin(1.0, level_[i] + gamma_ * (miss_rate_ - err)));
-  else
-    level_[i] =
-        std::fmax(-kThetaLimit, std::fmin(kThetaLimit, level_[i] + gamma_ * (err - miss_rate_)));
-  scores_[i][std::size_t(updates_[i] % window_)] = score;
-  updates_[i] += 1;
-  inside_[i] += inside ? 1 : 0;
+    level_[i] = std::fmax(
+        0.0, std::fmin(1.0, level_[i] + gamma_ * (miss_rate_ - misses / double(inside.size()))));
   refresh(k);
 }
 

@@ -6,9 +6,10 @@
 // Two rules set w (`forecast.calibration`):
 // * quantile (default): every realised target leaves a score, the factor that would just have
 //   covered it; w is the rank ceil((n + 1)(1 - a)) of the newest n <= window scores, and the level
-//   a follows a <- a + gamma (miss_rate - err) (err = 1 when the target fell outside the interval
-//   that was issued). This is the original form of the method: a split-conformal quantile whose
-//   level adapts to drift. It needs about 1 / miss_rate scores to be near the target coverage.
+//   a follows a <- a + gamma (miss_rate - err) per step with realised targets (err = the fraction
+//   of that step's targets that fell outside the interval that was issued). This is the original
+//   form of the method: a split-conformal quantile whose level adapts to drift. It needs about 1 /
+//   miss_rate scores to be near the target coverage.
 // * scale: w = exp(theta), theta <- theta + gamma (err - miss_rate). Misses widen, hits narrow;
 //   over T updates the miss rate differs from miss_rate by at most |theta_T - theta_0| / (gamma T),
 //   so it converges only over many scored forecasts.
@@ -40,6 +41,10 @@ class AdaptiveConformal {
   // One realised target of horizon k: `inside` of the calibrated interval that was issued, and
   // its score (conformal_score of the raw interval that was issued).
   void update(int k, bool inside, double score);
+  // The targets of horizon k that became known at the same step (one per run of a sweep): the
+  // quantile rule moves its level once, by the batch's fraction of misses, since targets of one
+  // step are not independent evidence; the scale rule takes them one by one.
+  void update_batch(int k, const std::vector<char>& inside, const std::vector<double>& scores);
 
   double width_factor(int k) const { return factor_[std::size_t(k)]; }
   long long updates(int k) const { return updates_[std::size_t(k)]; }

@@ -104,6 +104,25 @@ TEST(ForecastCalibration, ScoreIsTheFactorThatJustCovers) {
   EXPECT_DOUBLE_EQ(aci.apply(0, 1.0, 2.0, 4.0).hi, 5.0);
 }
 
+TEST(ForecastCalibration, ABatchMovesTheQuantileLevelOnceByItsMissFraction) {
+  // Four targets known at one step, one missed: the level moves once, by gamma (0.10 - 1/4), so
+  // with 4 scores the rank is ceil(5 (1 - 0.1 + 0.05 * 0.15)) = 5 -> clamped to 4, the largest;
+  // one by one, the level would move four times. The scale rule takes the four one by one.
+  const std::vector<char> inside{1, 0, 1, 1};
+  const std::vector<double> scores{0.5, 3.0, 0.7, 0.2};
+  AdaptiveConformal q(1, CalibrationRule::kQuantile, 0.90, 0.05, 10);
+  q.update_batch(0, inside, scores);
+  EXPECT_EQ(q.updates(0), 4);
+  EXPECT_DOUBLE_EQ(q.realised_coverage(0), 0.75);
+  EXPECT_DOUBLE_EQ(q.width_factor(0), 3.0);
+  EXPECT_DOUBLE_EQ(q.state(0)[0], 0.10 + 0.05 * (0.10 - 0.25));
+  AdaptiveConformal w(1, CalibrationRule::kScale, 0.90, 0.05, 10), v = w;
+  w.update_batch(0, inside, scores);
+  for (std::size_t j = 0; j < inside.size(); ++j) v.update(0, inside[j] != 0, scores[j]);
+  EXPECT_DOUBLE_EQ(w.width_factor(0), v.width_factor(0));
+  EXPECT_DOUBLE_EQ(w.width_factor(0), std::exp(0.05 * (1 - 4 * 0.10)));
+}
+
 TEST(ForecastCalibration, ScaleRuleFollowsItsUpdate) {
   AdaptiveConformal aci(2, CalibrationRule::kScale, 0.90, 0.1);
   aci.update(1, false, 7.0);  // theta_1 = 0.1 * 0.9
