@@ -132,6 +132,15 @@ int run_compare_mode(const RunContext& ctx) {
       std::cout << "\n=== compare: seed " << seed << ", arm " << arm << " ===\n";
       ArmResult r;
       r.summary = train_run(actx, arm == "freeze" ? &pattern : nullptr);
+      // An arm cut short by a signal would enter the table as if complete: stop without a
+      // comparison (a comparison cannot be continued; the arm's checkpoint is kept).
+      if (r.summary.stop_signal != 0) {
+        std::cout << "compare stopped: seed " << seed << ", arm " << arm
+                  << " was stopped by signal " << r.summary.stop_signal << " after step "
+                  << r.summary.last_step
+                  << "; no comparison written (rerun hpt --compare to make it)" << std::endl;
+        return kExitStoppedBySignal;
+      }
       if (arm == "hybrid") {
         budget = std::max<std::int64_t>(1, r.summary.backward_passes);
         pattern = r.summary.real_steps;

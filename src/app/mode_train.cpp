@@ -127,7 +127,7 @@ void check_train_inputs(const RunContext& ctx) {
 
 int run_train_mode(const RunContext& ctx) {
   const train::TrainSummary s = train_run(ctx);
-  return s.non_finite ? 3 : 0;
+  return s.non_finite ? kExitDiverged : 0;
 }
 
 namespace {

@@ -18,6 +18,9 @@ class InternalError : public std::runtime_error {
 
 constexpr int kExitInputError = 2;
 constexpr int kExitInternalError = 1;
+constexpr int kExitDiverged = 3;
+// A signal stopped a run whose output cannot be completed by a restart (a comparison).
+constexpr int kExitStoppedBySignal = 4;
 
 // Throws InternalError with file/line when an invariant does not hold.
 #define HPT_REQUIRE(cond, msg)                                                                   \

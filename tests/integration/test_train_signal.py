@@ -1,6 +1,7 @@
 """SIGTERM and SIGUSR1 (batch schedulers' warnings) make a training run write a checkpoint at the next step
 boundary and stop cleanly; run.restart=auto continues from it. A non-finite loss stops the run with a message
-naming the step and keeps the last good checkpoint."""
+naming the step and keeps the last good checkpoint. A comparison stopped by a signal writes no comparison
+(exit 4)."""
 import os
 import signal
 import subprocess
@@ -47,6 +48,28 @@ for sig in (signal.SIGTERM, signal.SIGUSR1):
                        "run.print_every=10")
         hptest.check(r.returncode == 0 and f"at step {step}" in r.stdout, f"{sig.name}: restart=auto continues",
                      r.stdout[-500:] + r.stderr[-300:])
+
+# A comparison cannot be continued: a signal in one of its arms stops it with exit 4, a message
+# naming the seed and arm, and no comparison file (an arm cut short must not enter the table).
+out = os.path.join(a.work, "compare")
+cmd = [a.hpt, "--compare", "-i", deck, "--set", f"output.dir={out}", "--set", "train.hybrid=on",
+       "--set", "train.steps=10000000", "--set", "run.print_every=50", "--set", "train.val_every=1000"]
+p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+t0 = time.time()
+while time.time() - t0 < 120:
+    if p.stdout.readline().startswith("step "):
+        break
+p.send_signal(signal.SIGTERM)
+try:
+    stdout, stderr = p.communicate(timeout=120)
+except subprocess.TimeoutExpired:
+    p.kill()
+    stdout, stderr = p.communicate()
+hptest.check(p.returncode == 4 and "compare stopped: seed 1, arm full was stopped by signal 15" in stdout,
+             "compare: a signal stops it with exit 4 naming seed and arm", f"rc {p.returncode}: {stdout[-400:]}")
+written = os.listdir(out) if os.path.isdir(out) else []
+hptest.check(not any(f.endswith("_compare.h5") or ".tmp." in f for f in written) and "arm hybrid" not in stdout,
+             "compare: no comparison file, no further arm", str(written))
 
 out = os.path.join(a.work, "diverge")
 r = hptest.run(a.hpt, deck, f"output.dir={out}", "optimizer.style=sgd", "optimizer.lr=1e30", "model.activation=relu",
