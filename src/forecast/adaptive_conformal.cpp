@@ -42,9 +42,12 @@ AdaptiveConformal::AdaptiveConformal(int horizons, CalibrationRule rule, double 
               "AdaptiveConformal: needs coverage in (0, 1), gamma > 0 and window > 0");
 }
 
-Interval AdaptiveConformal::apply(int k, double q05, double q50, double q95) const {
-  const double w = width_factor(k);
+Interval widen(double w, double q05, double q50, double q95) {
   return Interval{q50 - w * (q50 - q05), q50, q50 + w * (q95 - q50)};
+}
+
+Interval AdaptiveConformal::apply(int k, double q05, double q50, double q95) const {
+  return widen(width_factor(k), q05, q50, q95);
 }
 
 void AdaptiveConformal::update(int k, bool inside, double score) {

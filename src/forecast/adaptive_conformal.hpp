@@ -22,6 +22,9 @@ struct Interval {
   double lo = 0, mid = 0, hi = 0;
 };
 
+// The raw interval (q05, q50, q95) with its half-widths scaled by w around the median.
+Interval widen(double w, double q05, double q50, double q95);
+
 enum class CalibrationRule { kQuantile, kScale };
 // "quantile" or "scale"; anything else is a programming error (the deck schema checks it).
 CalibrationRule calibration_rule(const std::string& name);

@@ -15,12 +15,10 @@ enum PendingColumn : int {
   kOrigin = 0,
   kHorizonIndex,
   kMean,
-  kQ05,
-  kQ50,
-  kQ95,
-  kWidth,
   kRawQ05,
+  kQ50,
   kRawQ95,
+  kWidth,
   kColumns
 };
 
@@ -60,8 +58,8 @@ TrainingForecaster::TrainingForecaster(RssmDynamics& dynamics, Encoder& encoder,
   calibration_state_ = Kokkos::View<double**, Kokkos::HostSpace>(
       "hpt::forecaster_calibration", std::size_t(K), std::size_t(fresh.state_size()));
   store(fresh);
-  score_sums_ =
-      Kokkos::View<double**, Kokkos::HostSpace>("hpt::forecaster_scores", std::size_t(K), 3);
+  error_sums_ =
+      Kokkos::View<double*, Kokkos::HostSpace>("hpt::forecaster_error_sums", std::size_t(K));
 }
 
 forecast::AdaptiveConformal TrainingForecaster::fresh_calibration() const {
@@ -180,8 +178,8 @@ ForecastNow TrainingForecaster::compute(std::int64_t step, const View2<real>& fe
     hf.raw_q05 = quantile(v, 0.05), hf.raw_q95 = quantile(v, 0.95);
     const forecast::Interval iv = cal.apply(int(k), hf.raw_q05, quantile(v, 0.50), hf.raw_q95);
     hf.horizon = h, hf.mean = mean, hf.lo = iv.lo, hf.mid = iv.mid, hf.hi = iv.hi;
-    hf.scored = (long long)score_sums_(k, 1);
-    hf.coverage = hf.scored > 0 ? score_sums_(k, 2) / double(hf.scored) : kNaN;
+    hf.scored = cal.updates(int(k));
+    hf.coverage = cal.realised_coverage(int(k));
     hf.width_factor = cal.width_factor(int(k));
     now.horizons.push_back(hf);
   }
@@ -198,9 +196,7 @@ void TrainingForecaster::forecast_at(std::int64_t step, const View2<real>& featu
       pending_(i, kOrigin) = double(step);
       pending_(i, kHorizonIndex) = double(k);
       pending_(i, kMean) = f.mean;
-      pending_(i, kQ05) = f.lo;
       pending_(i, kQ50) = f.mid;
-      pending_(i, kQ95) = f.hi;
       pending_(i, kWidth) = f.width_factor;
       pending_(i, kRawQ05) = f.raw_q05;
       pending_(i, kRawQ95) = f.raw_q95;
@@ -229,20 +225,18 @@ void TrainingForecaster::score_due(std::int64_t step) {
     const auto origin = std::int64_t(pending_(i, kOrigin));
     ForecastRow r;
     r.origin = origin, r.horizon = h, r.resolved = step;
-    r.mean = pending_(i, kMean), r.q05 = pending_(i, kQ05), r.q50 = pending_(i, kQ50);
-    r.q95 = pending_(i, kQ95), r.width_factor = pending_(i, kWidth);
+    const double raw_q05 = pending_(i, kRawQ05), raw_q95 = pending_(i, kRawQ95);
+    r.mean = pending_(i, kMean), r.q50 = pending_(i, kQ50), r.width_factor = pending_(i, kWidth);
+    const forecast::Interval issued = forecast::widen(r.width_factor, raw_q05, r.q50, raw_q95);
+    r.q05 = issued.lo, r.q95 = issued.hi;
     r.target =
         window_log_loss(origin + h - forecast::kTargetBefore, origin + h + forecast::kTargetAfter);
     pending_(i, kOrigin) = -1;
     if (!std::isfinite(r.target)) continue;
     r.inside = r.target >= r.q05 && r.target <= r.q95;
-    cal.update(
-        k, r.inside == 1,
-        forecast::conformal_score(r.target, pending_(i, kRawQ05), r.q50, pending_(i, kRawQ95)));
+    cal.update(k, r.inside == 1, forecast::conformal_score(r.target, raw_q05, r.q50, raw_q95));
     changed = true;
-    score_sums_(k, 0) += std::fabs(r.mean - r.target);
-    score_sums_(k, 1) += 1;
-    score_sums_(k, 2) += r.inside;
+    error_sums_(k) += std::fabs(r.mean - r.target);
     scored_.push_back(r);
   }
   if (changed) store(cal);
@@ -255,13 +249,14 @@ std::vector<ForecastRow> TrainingForecaster::take_scored() {
 }
 
 std::vector<HorizonScore> TrainingForecaster::scores() const {
+  const forecast::AdaptiveConformal cal = calibration();
   std::vector<HorizonScore> out;
   for (std::size_t k = 0; k < settings_.horizons.size(); ++k) {
     HorizonScore s;
     s.horizon = settings_.horizons[k];
-    s.scored = (long long)score_sums_(k, 1);
-    s.mean_abs_error = s.scored > 0 ? score_sums_(k, 0) / double(s.scored) : kNaN;
-    s.coverage = s.scored > 0 ? score_sums_(k, 2) / double(s.scored) : kNaN;
+    s.scored = cal.updates(int(k));
+    s.mean_abs_error = s.scored > 0 ? error_sums_(k) / double(s.scored) : kNaN;
+    s.coverage = cal.realised_coverage(int(k));
     out.push_back(s);
   }
   return out;
@@ -274,7 +269,7 @@ void TrainingForecaster::declare_state(StateRegistry& registry, const std::strin
   registry.add_view(prefix + "loss_log", loss_log_);
   registry.add_view(prefix + "pending", pending_);
   registry.add_view(prefix + "calibration", calibration_state_);
-  registry.add_view(prefix + "scores", score_sums_);
+  registry.add_view(prefix + "error_sums", error_sums_);
 }
 
 }  // namespace hpt::train

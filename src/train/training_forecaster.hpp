@@ -110,12 +110,12 @@ class TrainingForecaster {
   RolloutOutputs<real> out_;
   View1<LossState<real>> loss_states_;
   // Host state saved in checkpoints: the newest losses (ring by step), pending forecasts (one row
-  // per slot: origin, k, mean, q05, q50, q95, width factor, raw q05, raw q95; origin < 0 = free),
-  // the calibration.
+  // per slot: origin, k, mean, raw q05, q50, raw q95 and the width factor the interval was issued
+  // with; origin < 0 = free), the calibration (which also counts the scored targets and hits).
   Kokkos::View<double*, Kokkos::HostSpace> loss_log_;
   Kokkos::View<double**, Kokkos::HostSpace> pending_;
   Kokkos::View<double**, Kokkos::HostSpace> calibration_state_;  // (K, state size) per horizon
-  Kokkos::View<double**, Kokkos::HostSpace> score_sums_;  // (K, 3): sum |error|, scored, inside
+  Kokkos::View<double*, Kokkos::HostSpace> error_sums_;  // (K): sum of |error| of the scored
   std::vector<ForecastRow> scored_;
 };
 
