@@ -1,6 +1,7 @@
 #include "app/mode_train.hpp"
 
 #include <iostream>
+#include <sstream>
 
 #include "core/registry.hpp"
 #include "io/console.hpp"
@@ -69,8 +70,8 @@ void declare_train_options(OptionSchema& s) {
                "forward passes during a predict block: every step (telemetry continues) or only "
                "the verification at the end (largest saving)");
   s.add_int("predict.probe_rows", 512,
-            "validation rows of the fixed probe set that verifies a "
-            "predict block",
+            "rows of the fixed probe set that verifies a predict block (from the probe part when "
+            "dataset.probe_fraction > 0, else from the validation rows)",
             1, 1 << 30);
   s.add_int("checkpoint.every", 0,
             "checkpoint every this many steps (0: at the end and on a signal)", 0);
@@ -105,6 +106,14 @@ void check_train_inputs(const RunContext& ctx) {
       ctx.config.get_string("update.style") != "linear")
     throw InputError("update.snapshots = 'anchors' applies to update.style = linear only (here '" +
                      ctx.config.get_string("update.style") + "'); use update.snapshots = every");
+  const double val = ctx.config.get_real("dataset.val_fraction"),
+               probe = ctx.config.get_real("dataset.probe_fraction");
+  if (val + probe >= 1.0) {
+    std::ostringstream msg;
+    msg << "dataset.probe_fraction = " << probe << " with dataset.val_fraction = " << val
+        << " leaves no training rows: expected a sum below 1";
+    throw InputError(msg.str());
+  }
   dataset_file_path(ctx.config);  // throws InputError naming dataset.path when missing
   check_output_file(ctx.output_path("_trace.h5"), "output.name", ctx.output_dir);
   const bool automatic = ctx.config.get_string("run.restart") == "auto";
@@ -181,9 +190,9 @@ train::TrainSummary train_run(const RunContext& ctx, const std::vector<char>* re
                      classes_origin + "; set the first and last layer sizes to these");
   }
   if (dataset->train_size() < 1)
-    throw InputError(
-        "dataset.val_fraction = " + std::to_string(c.get_real("dataset.val_fraction")) +
-        " leaves no training rows");
+    throw InputError("dataset.val_fraction = " + c.get_string("dataset.val_fraction") +
+                     " and dataset.probe_fraction = " + c.get_string("dataset.probe_fraction") +
+                     " leave no training rows");
   model->initialize(std::uint64_t(c.get_int("run.seed")));
   auto optimizer = optimizers.create(c.get_string("optimizer.style"), c);
   optimizer->bind(model->parameters());

@@ -102,6 +102,11 @@ std::string dataset_identity(const Dataset& d) {
   h = fnv1a_view(h, d.labels_val());
   h = fnv1a_view(h, d.targets_train());
   h = fnv1a_view(h, d.targets_val());
+  if (d.probe_size() > 0) {  // absent from the fingerprint otherwise, as before the probe part
+    h = fnv1a_view(h, d.x_probe());
+    h = fnv1a_view(h, d.labels_probe());
+    h = fnv1a_view(h, d.targets_probe());
+  }
   char hex[24];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
   return d.style() + ", " + std::to_string(d.size()) + " rows x " + std::to_string(d.features()) +

@@ -1,6 +1,6 @@
 #pragma once
-// Forward passes over the held-out part of the data set, in chunks: the validation of the trainer
-// and the hybrid loop's fixed probe set (its first rows).
+// Forward passes over a held-out part of the data set, in chunks: the validation of the trainer and
+// the hybrid loop's fixed probe set.
 #include <cstdint>
 
 #include "modules/dataset/dataset.hpp"
@@ -13,10 +13,17 @@ struct Evaluation {
   double loss = 0, accuracy = 0;
 };
 
-// Rows per forward pass; the model must have reserved this many (or the validation size).
+// Rows per forward pass; the model must have reserved this many (or evaluation_rows_reserved).
 constexpr int kEvaluationChunk = 1024;
 
 // The first `rows` validation rows (all of them when rows <= 0 or beyond the validation size).
 Evaluation evaluate_validation_rows(Model& model, const Dataset& dataset, std::int64_t rows = 0);
+
+// The probe set: the first `rows` of the probe part, or of the validation part when the data set
+// has no probe part (dataset.probe_fraction = 0).
+Evaluation evaluate_probe_rows(Model& model, const Dataset& dataset, std::int64_t rows);
+
+// The largest forward pass either evaluation makes on this data set.
+int evaluation_rows_reserved(const Dataset& dataset);
 
 }  // namespace hpt::train

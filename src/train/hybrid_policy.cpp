@@ -54,8 +54,7 @@ int HybridPolicy::phase_code() const {
 
 double HybridPolicy::probe_loss() {
   Kokkos::Timer t;
-  const double l =
-      evaluate_validation_rows(state_.model, state_.dataset, settings_.probe_rows).loss;
+  const double l = evaluate_probe_rows(state_.model, state_.dataset, settings_.probe_rows).loss;
   seconds_verify_ += t.seconds();
   return l;
 }

@@ -24,8 +24,8 @@ const double kNaN = std::numeric_limits<double>::quiet_NaN();
 Trainer::Trainer(const TrainState& state, const LrSchedule& schedule,
                  const TrainerSettings& settings)
     : state_(state), schedule_(schedule), settings_(settings) {
-  const int val_chunk = int(std::min<std::int64_t>(kEvaluationChunk, state_.dataset.val_size()));
-  state_.model.reserve_batch(std::max(settings_.batch_size, val_chunk));
+  state_.model.reserve_batch(
+      std::max(settings_.batch_size, evaluation_rows_reserved(state_.dataset)));
 }
 
 Evaluation Trainer::evaluate_validation() {

@@ -56,6 +56,13 @@ refused("huge forecaster in training", xor, ["train.forecaster=true", "dynamics.
                                              "dynamics.members=64"],
         ["train.forecaster", "dynamics.hidden = 16384", "available"], out("m6"))
 
+# Held-out fractions that leave no training rows, in train and compare mode.
+for mode, extra in (("train", ()), ("compare", ("--compare",))):
+    refused(f"{mode}: validation and probe parts cover every row", xor,
+            ["dataset.val_fraction=0.5", "dataset.probe_fraction=0.5", "train.hybrid=on"],
+            ["dataset.probe_fraction = 0.5", "dataset.val_fraction = 0.5", "no training rows"], out("f" + mode),
+            extra=extra)
+
 # Output locations are checked before any work (defect 3).
 refused("rollout into an unwritable folder", quick, small_rollout, ["output.dir", "/proc/hpt-out"],
         "/proc/hpt-out")

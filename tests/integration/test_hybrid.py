@@ -2,7 +2,8 @@
 or rolled back; the trace's columns agree with its events; a deck that makes every predict block fail rolls each
 one back, and then the run is exactly the freeze arm of the comparison (the snapshot restores everything); an
 injected non-finite loss restores the last snapshot and halves the learning rate for its window; a run killed
-inside a predict block and restarted gives the same trace as an uninterrupted run."""
+inside a predict block and restarted gives the same trace as an uninterrupted run; the probe part
+(dataset.probe_fraction) is what verifies blocks when it is set."""
 import os
 import struct
 import subprocess
@@ -151,4 +152,24 @@ r = hptest.run(a.hpt, deck, *base, f"output.dir={out}", "update.style=quadratic"
 hptest.check(r.returncode == 2 and "update.snapshots" in r.stderr and not os.path.exists(out),
              "update.snapshots = anchors with quadratic: exit 2 naming the key, nothing written",
              f"rc {r.returncode}: {r.stderr[-300:]}")
+# 6. A probe part held out from training and validation verifies the blocks: with no validation rows at all the
+# verdicts still carry finite probe-loss ratios and blocks are kept; without a probe part the same run has nothing to
+# verify on, so every block is rolled back with a NaN ratio.
+for fraction, verified in (("0.2", True), ("0", False)):
+    out = os.path.join(a.work, "probe_part_" + fraction)
+    r = hptest.run(a.hpt, deck, *base, f"output.dir={out}", "dataset.val_fraction=0",
+                   f"dataset.probe_fraction={fraction}")
+    hptest.check(r.returncode == 0, f"probe_fraction {fraction}: exit 0", r.stderr[-300:])
+    _, ev = trace(out)
+    ratios = ev["value"][np.isin(ev["kind"], (7, 8))]
+    hptest.check(len(ratios) >= 2, f"probe_fraction {fraction}: blocks were verified", str(ev["kind"]))
+    if verified:
+        hptest.check("validation 0, probe 359" in r.stdout, "the data set line counts the probe rows",
+                     r.stdout[-3000:])
+        hptest.check(np.all(np.isfinite(ratios)) and np.any(ev["kind"] == 7),
+                     "probe part: finite ratios, blocks kept", str(ratios))
+    else:
+        hptest.check(np.all(np.isnan(ratios)) and not np.any(ev["kind"] == 7),
+                     "no probe part and no validation rows: every block rolled back", str(ratios))
+
 hptest.finish()

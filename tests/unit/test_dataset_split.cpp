@@ -148,3 +148,37 @@ TEST(DatasetSplit, StandardisationUsesTrainStatistics) {
   }
   EXPECT_GT(std::fabs(val_mean0), 1e-4);  // own statistics would give 0 up to rounding
 }
+
+TEST(DatasetSplit, ProbePartIsDisjointAndLeavesValidationUnchanged) {
+  const auto raw = random_rows(1000, 4, 6);
+  hpt::Dataset plain("test", raw, options(0.2, false, 7));
+  auto with_probe = options(0.2, false, 7);
+  with_probe.probe_fraction = 0.15;
+  hpt::Dataset ds("test", raw, with_probe);
+  EXPECT_EQ(ds.val_size(), 200);
+  EXPECT_EQ(ds.probe_size(), 150);
+  EXPECT_EQ(ds.train_size(), 650);
+  EXPECT_EQ(ds.size(), 1000);
+  EXPECT_EQ(plain.probe_size(), 0);
+  // The reported validation rows do not depend on the probe part; the probe rows come from what was
+  // the training part.
+  EXPECT_EQ(ds.val_rows(), plain.val_rows());
+  const std::set<std::int64_t> before(plain.train_rows().begin(), plain.train_rows().end());
+  std::vector<int> seen(1000, 0);
+  for (auto r : ds.train_rows()) ++seen.at(std::size_t(r));
+  for (auto r : ds.val_rows()) ++seen.at(std::size_t(r));
+  for (auto r : ds.probe_rows()) {
+    ++seen.at(std::size_t(r));
+    EXPECT_EQ(before.count(r), 1u) << "probe row " << r;
+  }
+  for (int s : seen) ASSERT_EQ(s, 1);
+  // Device rows of the probe part are the listed raw rows.
+  const auto xp = on_host(ds.x_probe());
+  const auto lp = on_host(ds.labels_probe());
+  ASSERT_EQ(xp.extent(0), std::size_t(150));
+  for (std::size_t r = 0; r < ds.probe_rows().size(); ++r) {
+    const auto src = std::size_t(ds.probe_rows()[r]);
+    for (int c = 0; c < 4; ++c) ASSERT_EQ(xp(r, c), hpt::real(raw.x[src * 4 + c]));
+    ASSERT_EQ(lp(r), raw.labels[src]);
+  }
+}

@@ -71,6 +71,7 @@ View1<int> labels_to_device(const std::string& label, const std::vector<int>& sr
 DatasetOptions dataset_options(const Config& config) {
   DatasetOptions o;
   o.val_fraction = config.get_real("dataset.val_fraction");
+  o.probe_fraction = config.get_real("dataset.probe_fraction");
   o.standardize = config.get_bool("dataset.standardize");
   o.seed = std::uint64_t(config.get_int("dataset.seed"));
   return o;
@@ -87,21 +88,29 @@ Dataset::Dataset(std::string style, RawData raw, const DatasetOptions& options)
   if (task_ == Task::Classification)
     largest_label_row_ =
         std::max_element(raw.labels.begin(), raw.labels.end()) - raw.labels.begin();
-  HPT_REQUIRE(options.val_fraction >= 0.0 && options.val_fraction < 1.0,
-              "dataset.val_fraction must be in [0, 1)");
+  HPT_REQUIRE(options.val_fraction >= 0.0 && options.probe_fraction >= 0.0 &&
+                  options.val_fraction + options.probe_fraction < 1.0,
+              "dataset.val_fraction and dataset.probe_fraction must be >= 0 with a sum below 1");
 
-  // Split once: order the rows by a seeded hash, the first n_val go to validation. At least one row
+  // Split once: order the rows by a seeded hash, the first n_val go to validation, the next n_probe
+  // to the probe part (so the validation rows do not depend on probe_fraction). At least one row
   // stays for training.
   const std::int64_t n = raw.rows;
   const std::int64_t n_val =
       std::min<std::int64_t>(std::llround(options.val_fraction * double(n)), n - 1);
+  const std::int64_t n_probe =
+      std::min<std::int64_t>(std::llround(options.probe_fraction * double(n)), n - 1 - n_val);
   std::vector<std::pair<std::uint64_t, std::int64_t>> order(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i)
     order[std::size_t(i)] = {rng::key(options.seed, kSplitStream, std::uint64_t(i)), i};
   std::sort(order.begin(), order.end());
   for (std::int64_t i = 0; i < n; ++i)
-    (i < n_val ? val_rows_ : train_rows_).push_back(order[std::size_t(i)].second);
+    (i < n_val             ? val_rows_
+     : i < n_val + n_probe ? probe_rows_
+                           : train_rows_)
+        .push_back(order[std::size_t(i)].second);
   std::sort(val_rows_.begin(), val_rows_.end());
+  std::sort(probe_rows_.begin(), probe_rows_.end());
   std::sort(train_rows_.begin(), train_rows_.end());
 
   // Standardisation statistics from the train part only (population std, in double).
@@ -126,18 +135,24 @@ Dataset::Dataset(std::string style, RawData raw, const DatasetOptions& options)
   const auto* stdev = options.standardize ? &std_ : nullptr;
   x_train_ = rows_to_device("hpt::dataset_x_train", raw.x, features_, train_rows_, mean, stdev);
   x_val_ = rows_to_device("hpt::dataset_x_val", raw.x, features_, val_rows_, mean, stdev);
+  x_probe_ = rows_to_device("hpt::dataset_x_probe", raw.x, features_, probe_rows_, mean, stdev);
   if (task_ == Task::Classification) {
     labels_train_ = labels_to_device("hpt::dataset_labels_train", raw.labels, train_rows_);
     labels_val_ = labels_to_device("hpt::dataset_labels_val", raw.labels, val_rows_);
+    labels_probe_ = labels_to_device("hpt::dataset_labels_probe", raw.labels, probe_rows_);
     targets_train_ = View2<real>("hpt::dataset_targets_train", 0, 0);
     targets_val_ = View2<real>("hpt::dataset_targets_val", 0, 0);
+    targets_probe_ = View2<real>("hpt::dataset_targets_probe", 0, 0);
   } else {
     targets_train_ = rows_to_device("hpt::dataset_targets_train", raw.targets, outputs_,
                                     train_rows_, nullptr, nullptr);
     targets_val_ = rows_to_device("hpt::dataset_targets_val", raw.targets, outputs_, val_rows_,
                                   nullptr, nullptr);
+    targets_probe_ = rows_to_device("hpt::dataset_targets_probe", raw.targets, outputs_,
+                                    probe_rows_, nullptr, nullptr);
     labels_train_ = View1<int>("hpt::dataset_labels_train", 0);
     labels_val_ = View1<int>("hpt::dataset_labels_val", 0);
+    labels_probe_ = View1<int>("hpt::dataset_labels_probe", 0);
   }
 }
 
@@ -180,8 +195,9 @@ std::string Dataset::summary() const {
   if (source_ != style_) os << " (" << source_ << ")";
   os << ": " << size() << " rows x " << features_ << " features, " << task_name(task_) << " with "
      << outputs_ << (task_ == Task::Classification ? " classes" : " outputs") << "; train "
-     << train_size() << ", validation " << val_size()
-     << (options_.standardize ? ", standardised" : "");
+     << train_size() << ", validation " << val_size();
+  if (probe_size() > 0) os << ", probe " << probe_size();
+  os << (options_.standardize ? ", standardised" : "");
   return os.str();
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // A training data set (docs/method.md#training-problems): rows from a style (RawData), split once
-// into train and validation by a seeded permutation, optionally standardised with train statistics,
+// into train, validation and (optionally) probe parts by a seeded permutation, optionally
+// standardised with train statistics,
 // copied to the device once, and served as shuffled minibatches gathered on the device into
 // preallocated Views.
 //
@@ -20,11 +21,12 @@ class Config;
 
 struct DatasetOptions {
   double val_fraction = 0.2;  // fraction of rows held out for validation
+  double probe_fraction = 0;  // fraction held out from both for the hybrid loop's probe set
   bool standardize = true;    // z-score features with the train part's mean and std
   std::uint64_t seed = 1;     // split permutation and per-epoch shuffles
 };
 
-// dataset.val_fraction, dataset.standardize, dataset.seed.
+// dataset.val_fraction, dataset.probe_fraction, dataset.standardize, dataset.seed.
 DatasetOptions dataset_options(const Config& config);
 
 // Where the minibatch stream stands: the next batch starts at `position` of the shuffled `epoch`.
@@ -54,9 +56,11 @@ class Dataset {
   // Classification: the first row (0-based, in the file's order) holding the largest label, which
   // sets outputs() = largest label + 1; -1 for regression.
   std::int64_t largest_label_row() const { return largest_label_row_; }
-  std::int64_t size() const { return train_size() + val_size(); }
+  std::int64_t size() const { return train_size() + val_size() + probe_size(); }
   std::int64_t train_size() const { return std::int64_t(train_rows_.size()); }
   std::int64_t val_size() const { return std::int64_t(val_rows_.size()); }
+  // Rows of the probe split (0 unless options().probe_fraction > 0).
+  std::int64_t probe_size() const { return std::int64_t(probe_rows_.size()); }
   const DatasetOptions& options() const { return options_; }
 
   // Device data of each part; labels are empty for regression, targets empty for classification.
@@ -66,10 +70,14 @@ class Dataset {
   const View1<int>& labels_val() const { return labels_val_; }
   const View2<real>& targets_train() const { return targets_train_; }
   const View2<real>& targets_val() const { return targets_val_; }
+  const View2<real>& x_probe() const { return x_probe_; }
+  const View1<int>& labels_probe() const { return labels_probe_; }
+  const View2<real>& targets_probe() const { return targets_probe_; }
 
   // Original row index (in RawData) of each train / validation row, ascending.
   const std::vector<std::int64_t>& train_rows() const { return train_rows_; }
   const std::vector<std::int64_t>& val_rows() const { return val_rows_; }
+  const std::vector<std::int64_t>& probe_rows() const { return probe_rows_; }
   // Standardisation statistics of the train part (population std; a constant column gets std 1).
   // Empty when standardize is off.
   const std::vector<double>& feature_mean() const { return mean_; }
@@ -96,10 +104,10 @@ class Dataset {
   int features_ = 0, outputs_ = 0;
   std::int64_t largest_label_row_ = -1;
   DatasetOptions options_;
-  std::vector<std::int64_t> train_rows_, val_rows_;
+  std::vector<std::int64_t> train_rows_, val_rows_, probe_rows_;
   std::vector<double> mean_, std_;
-  View2<real> x_train_, x_val_, targets_train_, targets_val_;
-  View1<int> labels_train_, labels_val_;
+  View2<real> x_train_, x_val_, x_probe_, targets_train_, targets_val_, targets_probe_;
+  View1<int> labels_train_, labels_val_, labels_probe_;
   MiniBatch batch_;
   BatchCursor cursor_;
 };

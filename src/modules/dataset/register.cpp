@@ -51,6 +51,10 @@ void declare_dataset_options(OptionSchema& s) {
   s.add_choice("dataset.task", "classification", {"classification", "regression"},
                "teacher: argmax labels or output targets; must match the file for hdf5");
   s.add_real("dataset.val_fraction", 0.2, "fraction of rows held out for validation", 0.0, 0.9);
+  s.add_real("dataset.probe_fraction", 0.0,
+             "fraction of rows held out from training and validation for the hybrid loop's probe "
+             "set (0: the probe set is the first predict.probe_rows validation rows)",
+             0.0, 0.9);
   s.add_bool("dataset.standardize", true,
              "z-score every feature with the train part's mean and std");
   s.add_int("dataset.seed", 1, "seed of generated rows, the train/validation split and shuffles",
