@@ -189,10 +189,6 @@ train::TrainSummary train_run(const RunContext& ctx, const std::vector<char>* re
                      " features and " + std::to_string(dataset->outputs()) + " outputs" +
                      classes_origin + "; set the first and last layer sizes to these");
   }
-  if (dataset->train_size() < 1)
-    throw InputError("dataset.val_fraction = " + c.get_string("dataset.val_fraction") +
-                     " and dataset.probe_fraction = " + c.get_string("dataset.probe_fraction") +
-                     " leave no training rows");
   model->initialize(std::uint64_t(c.get_int("run.seed")));
   auto optimizer = optimizers.create(c.get_string("optimizer.style"), c);
   optimizer->bind(model->parameters());

@@ -133,27 +133,20 @@ Dataset::Dataset(std::string style, RawData raw, const DatasetOptions& options)
   }
   const auto* mean = options.standardize ? &mean_ : nullptr;
   const auto* stdev = options.standardize ? &std_ : nullptr;
-  x_train_ = rows_to_device("hpt::dataset_x_train", raw.x, features_, train_rows_, mean, stdev);
-  x_val_ = rows_to_device("hpt::dataset_x_val", raw.x, features_, val_rows_, mean, stdev);
-  x_probe_ = rows_to_device("hpt::dataset_x_probe", raw.x, features_, probe_rows_, mean, stdev);
-  if (task_ == Task::Classification) {
-    labels_train_ = labels_to_device("hpt::dataset_labels_train", raw.labels, train_rows_);
-    labels_val_ = labels_to_device("hpt::dataset_labels_val", raw.labels, val_rows_);
-    labels_probe_ = labels_to_device("hpt::dataset_labels_probe", raw.labels, probe_rows_);
-    targets_train_ = View2<real>("hpt::dataset_targets_train", 0, 0);
-    targets_val_ = View2<real>("hpt::dataset_targets_val", 0, 0);
-    targets_probe_ = View2<real>("hpt::dataset_targets_probe", 0, 0);
-  } else {
-    targets_train_ = rows_to_device("hpt::dataset_targets_train", raw.targets, outputs_,
-                                    train_rows_, nullptr, nullptr);
-    targets_val_ = rows_to_device("hpt::dataset_targets_val", raw.targets, outputs_, val_rows_,
-                                  nullptr, nullptr);
-    targets_probe_ = rows_to_device("hpt::dataset_targets_probe", raw.targets, outputs_,
-                                    probe_rows_, nullptr, nullptr);
-    labels_train_ = View1<int>("hpt::dataset_labels_train", 0);
-    labels_val_ = View1<int>("hpt::dataset_labels_val", 0);
-    labels_probe_ = View1<int>("hpt::dataset_labels_probe", 0);
-  }
+  // One part's device copies: features, and labels or targets (the other left empty).
+  const bool cls = task_ == Task::Classification;
+  auto copy_part = [&](const std::string& part, const std::vector<std::int64_t>& rows,
+                       View2<real>& x, View1<int>& labels, View2<real>& targets) {
+    x = rows_to_device("hpt::dataset_x_" + part, raw.x, features_, rows, mean, stdev);
+    labels = cls ? labels_to_device("hpt::dataset_labels_" + part, raw.labels, rows)
+                 : View1<int>("hpt::dataset_labels_" + part, 0);
+    targets = cls ? View2<real>("hpt::dataset_targets_" + part, 0, 0)
+                  : rows_to_device("hpt::dataset_targets_" + part, raw.targets, outputs_, rows,
+                                   nullptr, nullptr);
+  };
+  copy_part("train", train_rows_, x_train_, labels_train_, targets_train_);
+  copy_part("val", val_rows_, x_val_, labels_val_, targets_val_);
+  copy_part("probe", probe_rows_, x_probe_, labels_probe_, targets_probe_);
 }
 
 const MiniBatch& Dataset::next_batch(int batch_size) {
