@@ -1,5 +1,7 @@
 #include "app/bench_sizes.hpp"
 
+#include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -51,6 +53,21 @@ std::vector<long> parse_positive_list(const std::string& list, const std::string
                        "' is not a positive integer (expected e.g. 1,1024,65536)");
     out.push_back(v);
   }
+  return out;
+}
+
+std::vector<double> parse_positive_reals(const std::string& list, const std::string& key) {
+  std::vector<double> out;
+  for (const auto& item : split(list)) {
+    char* end = nullptr;
+    const double v = std::strtod(item.c_str(), &end);
+    if (*end != '\0' || !std::isfinite(v) || !(v > 0))
+      throw InputError(key + " = '" + list + "': '" + item +
+                       "' is not a positive number (expected e.g. 0.5,1,2)");
+    out.push_back(v);
+  }
+  if (out.empty())
+    throw InputError(key + " = '" + list + "': no number given (expected e.g. 0.5,1,2)");
   return out;
 }
 

@@ -16,5 +16,7 @@ const std::vector<RolloutSize>& perf_rollout_sizes();
 std::vector<RolloutSize> parse_rollout_sizes(const std::string& list, const std::string& key);
 // Parses "1,1024" into positive integers; InputError naming `key` otherwise.
 std::vector<long> parse_positive_list(const std::string& list, const std::string& key);
+// Parses "0.5,1,2" into positive finite reals; InputError naming `key` otherwise.
+std::vector<double> parse_positive_reals(const std::string& list, const std::string& key);
 
 }  // namespace hpt::app

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <iostream>
 #include <limits>
 #include <map>
+#include <sstream>
 
 #include "app/bench_sizes.hpp"
 #include "app/mode_train.hpp"
@@ -32,6 +34,38 @@ std::vector<long> seeds_of(const Config& c) {
   const std::string s = c.get_string("compare.seeds");
   if (s.empty()) return {c.get_int("run.seed")};
   return parse_positive_list(s, "compare.seeds");
+}
+
+std::vector<double> budget_lr_factors_of(const Config& c) {
+  return parse_positive_reals(c.get_string("compare.budget_lr_factors"),
+                              "compare.budget_lr_factors");
+}
+
+// The budget arm at one factor of the deck's learning rate; with more than one factor each run is
+// named after its factor (<name>_s<seed>_budget_lr<factor>).
+void scale_budget_rate(Config& c, const Config& base, double factor, bool several) {
+  std::ostringstream lr;
+  lr << std::setprecision(17) << base.get_real("optimizer.lr") * factor;
+  c.set("optimizer.lr", lr.str(), "compare arm budget");
+  if (several)
+    c.set("output.name", c.get_string("output.name") + "_lr" + io::fmt(factor, 6),
+          "compare arm budget");
+}
+
+// The index of the smallest mean; a non-finite loss counts as infinite.
+std::size_t lowest_mean(const std::vector<std::vector<ArmResult>>& runs,
+                        std::vector<double>& means) {
+  std::size_t best = 0;
+  means.assign(runs.size(), 0.0);
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    for (const ArmResult& r : runs[k]) {
+      const double l = r.summary.final_val_loss;
+      means[k] +=
+          (std::isfinite(l) ? l : std::numeric_limits<double>::infinity()) / double(runs[k].size());
+    }
+    if (means[k] < means[best]) best = k;
+  }
+  return best;
 }
 
 // The validation loss of `points` after `backward` backward passes, interpolated linearly between
@@ -103,6 +137,11 @@ void declare_compare_options(OptionSchema& s) {
   s.add_string("compare.seeds", "",
                "run.mode = compare: seeds of the comparison, e.g. 1,2,3 (empty: run.seed); each "
                "seed trains the four arms full, hybrid, budget, freeze");
+  s.add_string("compare.budget_lr_factors", "1",
+               "run.mode = compare: factors of optimizer.lr at which the budget arm trains, e.g. "
+               "0.5,1,2,4; with more than one, every seed trains the budget arm at each and the "
+               "comparison keeps the factor with the lowest mean final validation loss over the "
+               "seeds (budget at its own tuned rate)");
 }
 
 void check_compare_inputs(const RunContext& ctx) {
@@ -114,6 +153,7 @@ void check_compare_inputs(const RunContext& ctx) {
     throw InputError("run.restart = '" + c.get_string("run.restart") +
                      "': run.mode = compare trains every arm from the start; expected it empty");
   seeds_of(c);
+  budget_lr_factors_of(c);
   check_train_inputs(ctx);
   check_output_file(ctx.output_path("_compare.h5"), "output.name", ctx.output_dir);
 }
@@ -121,36 +161,63 @@ void check_compare_inputs(const RunContext& ctx) {
 int run_compare_mode(const RunContext& ctx) {
   const Config& base = ctx.config;
   const std::vector<long> seeds = seeds_of(base);
+  const std::vector<double> factors = budget_lr_factors_of(base);
   std::map<std::string, std::vector<ArmResult>> results;
+  std::vector<std::vector<ArmResult>> budget_runs(factors.size());  // [factor][seed]
+  std::vector<std::int64_t> budgets;
   for (const long seed : seeds) {
     std::int64_t budget = 0;
     std::vector<char> pattern;
     for (const std::string arm : kArms) {
-      const Config c = arm_config(base, arm, seed, budget, ctx.output_name);
-      const RunContext actx{c, ctx.deck_path, c.to_ini(), ctx.output_dir,
-                            c.get_string("output.name")};
-      std::cout << "\n=== compare: seed " << seed << ", arm " << arm << " ===\n";
-      ArmResult r;
-      r.summary = train_run(actx, arm == "freeze" ? &pattern : nullptr);
-      // An arm cut short by a signal would enter the table as if complete: stop without a
-      // comparison (a comparison cannot be continued; the arm's checkpoint is kept).
-      if (r.summary.stop_signal != 0) {
-        std::cout << "compare stopped: seed " << seed << ", arm " << arm
-                  << " was stopped by signal " << r.summary.stop_signal << " after step "
-                  << r.summary.last_step
-                  << "; no comparison written (rerun hpt --compare to make it)" << std::endl;
-        return kExitStoppedBySignal;
+      const std::size_t runs = arm == "budget" ? factors.size() : 1;
+      for (std::size_t k = 0; k < runs; ++k) {
+        Config c = arm_config(base, arm, seed, budget, ctx.output_name);
+        if (arm == "budget") scale_budget_rate(c, base, factors[k], factors.size() > 1);
+        const RunContext actx{c, ctx.deck_path, c.to_ini(), ctx.output_dir,
+                              c.get_string("output.name")};
+        std::cout << "\n=== compare: seed " << seed << ", arm " << arm;
+        if (arm == "budget" && factors.size() > 1)
+          std::cout << " at " << io::fmt(factors[k], 6) << " x optimizer.lr";
+        std::cout << " ===\n";
+        ArmResult r;
+        r.summary = train_run(actx, arm == "freeze" ? &pattern : nullptr);
+        // An arm cut short by a signal would enter the table as if complete: stop without a
+        // comparison (a comparison cannot be continued; the arm's checkpoint is kept).
+        if (r.summary.stop_signal != 0) {
+          std::cout << "compare stopped: seed " << seed << ", arm " << arm
+                    << " was stopped by signal " << r.summary.stop_signal << " after step "
+                    << r.summary.last_step
+                    << "; no comparison written (rerun hpt --compare to make it)" << std::endl;
+          return kExitStoppedBySignal;
+        }
+        if (arm == "hybrid") {
+          budget = std::max<std::int64_t>(1, r.summary.backward_passes);
+          pattern = r.summary.real_steps;
+        }
+        if (arm == "budget")
+          budget_runs[k].push_back(std::move(r));
+        else
+          results[arm].push_back(std::move(r));
       }
-      if (arm == "hybrid") {
-        budget = std::max<std::int64_t>(1, r.summary.backward_passes);
-        pattern = r.summary.real_steps;
-      }
-      results[arm].push_back(std::move(r));
     }
-    const auto& full = results["full"].back().summary;
+    budgets.push_back(budget);
+  }
+  // The budget arm at its own rate: the factor chosen over all seeds at once, as full's rate was.
+  std::vector<double> budget_means;
+  const std::size_t chosen = lowest_mean(budget_runs, budget_means);
+  results["budget"] = budget_runs[chosen];
+  if (factors.size() > 1) {
+    std::cout << "\nbudget arm: mean final validation loss by factor of optimizer.lr:";
+    for (std::size_t k = 0; k < factors.size(); ++k)
+      std::cout << (k ? "," : "") << " " << io::fmt(factors[k], 6) << " -> "
+                << io::fmt(budget_means[k], 5);
+    std::cout << "; kept " << io::fmt(factors[chosen], 6) << "\n";
+  }
+  for (std::size_t i = 0; i < seeds.size(); ++i) {
+    const auto& full = results["full"][i].summary;
     for (const std::string arm : kArms) {
-      ArmResult& r = results[arm].back();
-      r.val_at_budget = loss_at_backward(r.summary.validations, double(budget));
+      ArmResult& r = results[arm][i];
+      r.val_at_budget = loss_at_backward(r.summary.validations, double(budgets[i]));
       r.common_loss = std::max(r.summary.final_val_loss, full.final_val_loss);
       r.seconds_to_common = seconds_to_loss(r.summary.validations, r.common_loss);
       r.full_seconds_to_common = seconds_to_loss(full.validations, r.common_loss);
@@ -211,6 +278,10 @@ int run_compare_mode(const RunContext& ctx) {
   io::H5Group root = f.root();
   root.write_string_attribute("problem", base.get_string("dataset.style"));
   root.write_string_attribute("seeds", base.get_string("compare.seeds"));
+  root.write_double_attribute("budget_lr_factor", factors[chosen]);
+  root.write_dataset("budget_lr_factors", io::H5Element::Float64, factors.data(), {factors.size()});
+  root.write_dataset("budget_mean_final_val_loss", io::H5Element::Float64, budget_means.data(),
+                     {budget_means.size()});
   for (const std::string arm : kArms) {
     for (std::size_t i = 0; i < seeds.size(); ++i) {
       const auto& s = results[arm][i].summary;
