@@ -66,6 +66,11 @@ void declare_train_options(OptionSchema& s) {
              0.0, 1.0);
   s.add_int("predict.min_scored", 5, "forecasts scored at a horizon before its coverage counts", 0,
             1 << 30);
+  s.add_int("predict.retry_after", 0,
+            "real steps without a rollback after which the horizon cap, halved by a rollback, "
+            "doubles again (0: only an accepted block raises it, so a rollback at the shortest "
+            "horizon ends predicting for the run)",
+            0, 1 << 30);
   s.add_choice("predict.probe_every", "step", {"step", "end"},
                "forward passes during a predict block: every step (telemetry continues) or only "
                "the verification at the end (largest saving)");
@@ -155,6 +160,7 @@ train::HybridSettings hybrid_settings(const Config& c) {
   h.min_scored = int(c.get_int("predict.min_scored"));
   h.probe_every_step = c.get_string("predict.probe_every") == "step";
   h.probe_rows = int(c.get_int("predict.probe_rows"));
+  h.retry_after = int(c.get_int("predict.retry_after"));
   return h;
 }
 

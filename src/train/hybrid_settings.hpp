@@ -17,6 +17,7 @@ struct HybridSettings {
   bool probe_every_step = true;  // a forward pass at every predicted step (else only at the end)
   int probe_rows = 512;          // validation rows of the fixed probe set
   int lr_halve_steps = 50;       // steps at half learning rate after a critical alarm
+  int retry_after = 0;           // real steps after which a halved horizon cap doubles (0: never)
 };
 
 }  // namespace hpt::train

@@ -40,6 +40,11 @@ void PhaseController::start(Phase p, int steps) {
 
 bool PhaseController::real_step_done() {
   HPT_REQUIRE(phase_ != Phase::Predict, "PhaseController: a real step inside a predict block");
+  if (settings_.retry_after > 0 && cap_ < settings_.max_horizon &&
+      ++real_since_rollback_ >= settings_.retry_after) {
+    cap_ = std::min(settings_.max_horizon, 2 * cap_);
+    real_since_rollback_ = 0;
+  }
   return --left_ <= 0;
 }
 
@@ -74,6 +79,7 @@ void PhaseController::accepted() {
 void PhaseController::rolled_back() {
   ++counters_.rolled_back;
   cap_ = std::max(1, horizon_ / 2);
+  real_since_rollback_ = 0;
   consecutive_ = 0;
   start(Phase::Full, settings_.full_steps);
 }
@@ -105,16 +111,20 @@ std::vector<std::int64_t> PhaseController::save() const {
           counters_.predicted_steps,
           counters_.warnings,
           counters_.criticals,
-          counters_.predicted_kept};
+          counters_.predicted_kept,
+          real_since_rollback_};
 }
 
 void PhaseController::restore(const std::vector<std::int64_t>& s) {
-  HPT_REQUIRE(s.size() == std::size_t(kStateSize), "PhaseController::restore: wrong state size");
+  // Checkpoints written before the retry counter existed hold one number less.
+  HPT_REQUIRE(s.size() == std::size_t(kStateSize) || s.size() == std::size_t(kStateSize) - 1,
+              "PhaseController::restore: wrong state size");
   phase_ = Phase(s[0]);
   left_ = int(s[1]), horizon_ = int(s[2]), lead_ = int(s[3]), cap_ = int(s[4]);
   consecutive_ = int(s[5]);
   lr_half_until_ = s[6];
   counters_ = {s[7], s[8], s[9], s[10], s[11], s[12], s[13]};
+  real_since_rollback_ = s.size() > 14 ? s[14] : 0;
 }
 
 }  // namespace hpt::train

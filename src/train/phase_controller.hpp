@@ -21,7 +21,9 @@ class PhaseController {
   Phase phase() const { return phase_; }
   int horizon() const { return horizon_; }  // length of the current predict block
   int lead() const { return lead_; }        // predicted steps made in the current block
-  // Largest predict horizon allowed next (halved by a rollback, doubled back by an accept).
+  // Largest predict horizon allowed next (halved by a rollback, doubled back by an accept, and
+  // with retry_after > 0 also by every retry_after real steps without a rollback, so that a run
+  // whose cap fell below the shortest horizon tries again later).
   int horizon_cap() const { return cap_; }
   // A predict block may follow the block that just ended (not after max_predict_blocks in a row).
   bool may_predict() const { return consecutive_ < settings_.max_predict_blocks; }
@@ -51,13 +53,14 @@ class PhaseController {
   // The whole state as numbers (checkpoints), and back.
   std::vector<std::int64_t> save() const;
   void restore(const std::vector<std::int64_t>& state);
-  static constexpr int kStateSize = 14;
+  static constexpr int kStateSize = 15;
 
  private:
   void start(Phase p, int steps);
   HybridSettings settings_;
   Phase phase_ = Phase::Warmup;
   int left_ = 0, horizon_ = 0, lead_ = 0, cap_ = 0, consecutive_ = 0;
+  std::int64_t real_since_rollback_ = 0;  // real steps since the last rollback or cap recovery
   std::int64_t lr_half_until_ = -1;
   Counters counters_;
 };

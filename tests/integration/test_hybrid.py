@@ -3,7 +3,8 @@ or rolled back; the trace's columns agree with its events; a deck that makes eve
 one back, and then the run is exactly the freeze arm of the comparison (the snapshot restores everything); an
 injected non-finite loss restores the last snapshot and halves the learning rate for its window; a run killed
 inside a predict block and restarted gives the same trace as an uninterrupted run; the probe part
-(dataset.probe_fraction) is what verifies blocks when it is set."""
+(dataset.probe_fraction) is what verifies blocks when it is set; predict.retry_after lets a run whose blocks
+failed try again later."""
 import os
 import struct
 import subprocess
@@ -171,5 +172,23 @@ for fraction, verified in (("0.2", True), ("0", False)):
     else:
         hptest.check(np.all(np.isnan(ratios)) and not np.any(ev["kind"] == 7),
                      "no probe part and no validation rows: every block rolled back", str(ratios))
+
+# 7. predict.retry_after: with every block failing, a run without it enters no block once rollbacks have halved
+# the horizon cap below the shortest forecast horizon; with it the cap comes back after that many real steps
+# without a rollback, so blocks start again later in the run (at the shortest horizon first).
+starts = {}
+for retry in (0, 40):
+    out = os.path.join(a.work, f"retry_{retry}")
+    r = hptest.run(a.hpt, deck, *base, f"output.dir={out}", "update.style=none", "predict.tol=-0.5",
+                   f"predict.retry_after={retry}")
+    hptest.check(r.returncode == 0, f"retry_after {retry}: exit 0", r.stderr[-300:])
+    _, ev = trace(out)
+    starts[retry] = list(zip(ev["step"][ev["kind"] == 6], ev["value"][ev["kind"] == 6]))
+    hptest.check(not np.any(ev["kind"] == 7), f"retry_after {retry}: every block rolled back", str(ev["kind"]))
+last = starts[0][-1][0]
+later = [(s, h) for s, h in starts[40] if s > last]
+hptest.check(len(starts[40]) > len(starts[0]) and len(later) >= 1,
+             "with retry_after, blocks start again after the last one of the run without it", str(starts))
+hptest.check(all(h == 10 for _, h in later), "a retry starts at the shortest horizon", str(later))
 
 hptest.finish()

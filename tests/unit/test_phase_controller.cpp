@@ -1,7 +1,11 @@
 // The hybrid loop's phase controller (train/phase_controller.hpp): each transition rule, the
-// horizon cap after rollbacks and accepts, the limit on predict blocks in a row, the learning-rate
-// halving window, and that its saved state restores every field.
+// horizon cap after rollbacks and accepts (and its recovery after predict.retry_after real
+// steps), the limit on predict blocks in a row, the learning-rate halving window, and that its
+// saved state restores every field.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
 
 #include "train/phase_controller.hpp"
 
@@ -97,6 +101,54 @@ TEST(PhaseController, RollbackHalvesTheCapAndAcceptDoublesItBackToTheMaximum) {
   c.enter_predict(20);
   c.accepted();
   EXPECT_EQ(c.horizon_cap(), 40);
+}
+
+// A rollback at horizon 8 leaves a cap of 4. Without retry_after the cap stays there however long
+// the run goes on; with it, every retry_after real steps without a rollback double it (to the
+// maximum at most), and a rollback starts the count again.
+TEST(PhaseController, CapRecoversAfterRetryAfterRealStepsWithoutARollback) {
+  for (const int retry : {0, 12}) {
+    HybridSettings s = settings();
+    s.retry_after = retry;
+    PhaseController c(s);
+    real_steps_until_decision(c);
+    c.enter_predict(8);
+    c.rolled_back();
+    ASSERT_EQ(c.horizon_cap(), 4);
+    std::vector<int> caps;  // the cap after each real step
+    for (int n = 0; n < 60; ++n) {
+      if (c.real_step_done()) c.stay_full();
+      caps.push_back(c.horizon_cap());
+    }
+    for (int n = 0; n < 60; ++n) {
+      // A plain loop: the cap doubles at steps 12, 24, 36 (4 -> 8 -> 16 -> 32), then is held at 40.
+      const int expected = retry == 0 ? 4 : std::min(40, 4 << ((n + 1) / 12));
+      EXPECT_EQ(caps[n], expected) << "retry_after " << retry << ", real step " << n + 1;
+    }
+    if (retry == 0) continue;
+    real_steps_until_decision(c);
+    c.enter_predict(40);
+    c.rolled_back();  // cap 20, count restarted
+    for (int n = 0; n < 11; ++n)
+      if (c.real_step_done()) c.stay_full();
+    EXPECT_EQ(c.horizon_cap(), 20);
+    if (c.real_step_done()) c.stay_full();
+    EXPECT_EQ(c.horizon_cap(), 40);
+  }
+}
+
+TEST(PhaseController, RestoresAStateSavedBeforeTheRetryCounter) {
+  PhaseController a(settings());
+  real_steps_until_decision(a);
+  a.enter_predict(8);
+  a.rolled_back();
+  std::vector<std::int64_t> old = a.save();
+  old.pop_back();  // the state as checkpoints before predict.retry_after stored it
+  PhaseController b(settings());
+  b.restore(old);
+  EXPECT_EQ(b.save(), a.save());  // the counter restarts at 0, which a has just after the rollback
+  old.pop_back();
+  EXPECT_THROW(b.restore(old), std::exception);
 }
 
 TEST(PhaseController, AtMostMaxPredictBlocksInARowThenFull) {
