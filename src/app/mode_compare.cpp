@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <sstream>
+#include <utility>
 
 #include "app/bench_sizes.hpp"
 #include "app/mode_train.hpp"
@@ -205,7 +206,7 @@ int run_compare_mode(const RunContext& ctx) {
   // The budget arm at its own rate: the factor chosen over all seeds at once, as full's rate was.
   std::vector<double> budget_means;
   const std::size_t chosen = lowest_mean(budget_runs, budget_means);
-  results["budget"] = budget_runs[chosen];
+  results["budget"] = std::move(budget_runs[chosen]);
   if (factors.size() > 1) {
     std::cout << "\nbudget arm: mean final validation loss by factor of optimizer.lr:";
     for (std::size_t k = 0; k < factors.size(); ++k)
