@@ -50,6 +50,22 @@ void declare_train_options(OptionSchema& s) {
             1 << 30);
   s.add_int("hybrid.lr_halve_steps", 50,
             "steps at half learning rate after a critical divergence alarm", 0, 1 << 30);
+  s.add_real("monitor.sigma", 3.0,
+             "divergence monitor: a loss this many running standard deviations from its running "
+             "mean warns (a Full block), twice as many is critical (restore the last snapshot, "
+             "halve the learning rate); raise it where full training's own loss spikes",
+             0.01, 1e12);
+  s.add_real("monitor.grad_explode", 100.0,
+             "divergence monitor: a gradient norm this many times its early level warns, ten "
+             "times as many is critical",
+             1.0, 1e12);
+  s.add_real("monitor.grad_vanish", 0.01,
+             "divergence monitor: a gradient norm below this fraction of its early level warns "
+             "(no predict block while it lasts; never critical); 0 turns the check off",
+             0.0, 1.0);
+  s.add_int("monitor.escalate_after", 3,
+            "divergence monitor: this many divergent warnings in a row are critical (0: never)", 0,
+            1 << 30);
   s.add_int("predict.max_horizon", 50,
             "longest predict block; its horizons are those of forecast.horizons up to this", 1,
             1 << 20);
@@ -161,6 +177,10 @@ train::HybridSettings hybrid_settings(const Config& c) {
   h.probe_every_step = c.get_string("predict.probe_every") == "step";
   h.probe_rows = int(c.get_int("predict.probe_rows"));
   h.retry_after = int(c.get_int("predict.retry_after"));
+  h.monitor.sigma = c.get_real("monitor.sigma");
+  h.monitor.grad_explode = c.get_real("monitor.grad_explode");
+  h.monitor.grad_vanish = c.get_real("monitor.grad_vanish");
+  h.monitor.escalate_after = int(c.get_int("monitor.escalate_after"));
   return h;
 }
 
@@ -233,7 +253,8 @@ train::TrainSummary train_run(const RunContext& ctx, const std::vector<char>* re
     os.max_predict_blocks = h.max_predict_blocks;
     os.max_predict = int(c.get_int("original.max_predict"));
     os.threshold = c.get_real("original.threshold");
-    policy = std::make_unique<train::OriginalPolicy>(state, schedule, os, *original_rssm);
+    policy =
+        std::make_unique<train::OriginalPolicy>(state, schedule, os, *original_rssm, h.monitor);
   } else if (hybrid) {
     Registry<UpdatePredictor> updates("update");
     register_update_styles(updates);

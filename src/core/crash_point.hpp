@@ -17,7 +17,8 @@ inline void crash_point(const char* name, std::int64_t step) {
 
 // Fault injection for the recovery tests: with HPT_FAULT_AT=<name>:<step> in the environment,
 // fault_point(<name>, <step>) is true (e.g. the hybrid loop then treats that step's loss as
-// non-finite). Unset, it costs one getenv.
+// non-finite; signal_spike: its loss and gradient norm look 10^4 times larger to the divergence
+// monitor). Unset, it costs one getenv.
 inline bool fault_point(const char* name, std::int64_t step) {
   static const char* const wanted = std::getenv("HPT_FAULT_AT");
   return wanted && std::string(wanted) == std::string(name) + ":" + std::to_string(step);

@@ -81,20 +81,21 @@ DivergenceVerdict DivergenceMonitor::check(const StepSignals& step) const {
   if (s_.observations > 0) {
     const double dev = (loss - s_.loss_ema) / std::max(std::sqrt(s_.loss_var), 1e-6);
     const double a = std::fabs(dev);
-    if (a > 2 * kTau)
+    const double tau = t_.sigma;
+    if (a > 2 * tau)
       raise(v, Alarm::Critical, "loss deviates by " + std::to_string(dev) + " sigma");
-    else if (a > kTau)
+    else if (a > tau)
       raise(v, Alarm::Warning, "loss deviates by " + std::to_string(dev) + " sigma");
-    else if (a > 0.7 * kTau)
+    else if (a > 0.7 * tau)
       raise(v, Alarm::Caution, "loss deviates by " + std::to_string(dev) + " sigma");
   }
   if (has_grad && s_.grad_observations > 0) {
-    const double limit = 100.0 * s_.grad_baseline;
+    const double limit = t_.grad_explode * s_.grad_baseline;
     if (g > 10.0 * limit)
       raise(v, Alarm::Critical, "gradient norm explodes");
     else if (g > limit)
       raise(v, Alarm::Warning, "gradient norm explodes");
-    else if (g < 0.01 * s_.grad_baseline)
+    else if (g < t_.grad_vanish * s_.grad_baseline)
       raise(v, Alarm::Warning, "gradient norm vanishes", false);
   }
   if (step.has_forecast && std::isfinite(step.forecast)) {
@@ -135,8 +136,9 @@ void DivergenceMonitor::add(const StepSignals& step) {
 DivergenceVerdict DivergenceMonitor::observe(const StepSignals& step) {
   DivergenceVerdict v = check(step);
   s_.escalation = v.level >= Alarm::Warning && v.divergent ? s_.escalation + 1 : 0;
-  if (v.level == Alarm::Warning && s_.escalation >= 3)
-    v = {Alarm::Critical, v.reason + " (three checks in a row)"};
+  if (v.level == Alarm::Warning && t_.escalate_after > 0 && s_.escalation >= t_.escalate_after)
+    v = {Alarm::Critical, v.reason + " (" + std::to_string(t_.escalate_after) + " checks in a row)",
+         true};
   if (std::isfinite(step.loss) && (!step.has_grad || std::isfinite(step.grad_norm))) add(step);
   return v;
 }

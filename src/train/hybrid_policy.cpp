@@ -32,7 +32,8 @@ HybridPolicy::HybridPolicy(const TrainState& state, const LrSchedule& schedule,
       predictor_(std::move(predictor)),
       total_steps_(total_steps),
       controller_(settings),
-      snapshot_(state.model, state.optimizer) {
+      snapshot_(state.model, state.optimizer),
+      monitor_(settings.monitor) {
   HPT_REQUIRE(state_.forecaster != nullptr, "HybridPolicy needs the training forecaster");
   predictor_->bind(state_.model.parameters());
   block_path_ = Kokkos::View<double*, Kokkos::HostSpace>("hpt::hybrid_block_path",
@@ -70,6 +71,10 @@ StepOutcome HybridPolicy::run(std::int64_t step, int batch_size) {
       out.non_finite = true, out.non_finite_value = out.loss.loss, out.non_finite_what = "loss";
     } else {
       out = real_step(state_, schedule_, step, batch_size, controller_.lr_factor(step));
+      if (fault_point("signal_spike", step)) {  // what the monitor sees, the update unchanged
+        out.loss.loss *= 1e4;
+        out.optimizer.grad_norm *= 1e4;
+      }
     }
     out.phase = phase_code();
     Kokkos::fence();

@@ -1,6 +1,8 @@
 #pragma once
-// Settings of the hybrid loop (deck sections [hybrid] and [predict]), see docs/method.md.
+// Settings of the hybrid loop (deck sections [hybrid], [predict], [monitor]); docs/method.md.
 #include <cstdint>
+
+#include "train/divergence_monitor.hpp"
 
 namespace hpt::train {
 
@@ -18,6 +20,7 @@ struct HybridSettings {
   int probe_rows = 512;          // validation rows of the fixed probe set
   int lr_halve_steps = 50;       // steps at half learning rate after a critical alarm
   int retry_after = 0;           // real steps after which a halved horizon cap doubles (0: never)
+  MonitorThresholds monitor;     // the divergence monitor's thresholds
 };
 
 }  // namespace hpt::train

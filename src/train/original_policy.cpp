@@ -20,12 +20,14 @@ bool real_phase(Phase p) {
 }  // namespace
 
 OriginalPolicy::OriginalPolicy(const TrainState& state, const LrSchedule& schedule,
-                               const OriginalSchedule& settings, OriginalRssm& rssm)
+                               const OriginalSchedule& settings, OriginalRssm& rssm,
+                               const MonitorThresholds& monitor)
     : state_(state),
       schedule_(schedule),
       settings_(settings),
       rssm_(rssm),
       controller_(settings),
+      monitor_(monitor),
       x_("hpt::original_features", std::size_t(kFeatures)),
       confidence_(kNaN),
       state_loss_(kNaN) {

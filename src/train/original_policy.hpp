@@ -31,7 +31,8 @@ namespace hpt::train {
 class OriginalPolicy final : public StepPolicy {
  public:
   OriginalPolicy(const TrainState& state, const LrSchedule& schedule,
-                 const OriginalSchedule& settings, OriginalRssm& rssm);
+                 const OriginalSchedule& settings, OriginalRssm& rssm,
+                 const MonitorThresholds& monitor = {});
 
   std::string name() const override;
   StepOutcome run(std::int64_t step, int batch_size) override;

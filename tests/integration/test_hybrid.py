@@ -4,7 +4,7 @@ one back, and then the run is exactly the freeze arm of the comparison (the snap
 injected non-finite loss restores the last snapshot and halves the learning rate for its window; a run killed
 inside a predict block and restarted gives the same trace as an uninterrupted run; the probe part
 (dataset.probe_fraction) is what verifies blocks when it is set; predict.retry_after lets a run whose blocks
-failed try again later."""
+failed try again later; the divergence monitor's thresholds (monitor.*) decide whether a spike is critical."""
 import os
 import struct
 import subprocess
@@ -190,5 +190,25 @@ later = [(s, h) for s, h in starts[40] if s > last]
 hptest.check(len(starts[40]) > len(starts[0]) and len(later) >= 1,
              "with retry_after, blocks start again after the last one of the run without it", str(starts))
 hptest.check(all(h == 10 for _, h in later), "a retry starts at the shortest horizon", str(later))
+
+
+# 8. The monitor's thresholds: a step whose loss and gradient norm look 10^4 times larger (injected) is critical at
+# the defaults; with monitor.sigma raised, the gradient still is; with monitor.grad_explode raised too, nothing is.
+def spike_run(tag, *sets):
+    out = os.path.join(a.work, f"spike_{tag}")
+    r = hptest.run(a.hpt, deck, *base, f"output.dir={out}", "predict.confidence=0", *sets,
+                   env={"HPT_FAULT_AT": "signal_spike:150"})
+    hptest.check(r.returncode == 0, f"spike run {tag} exits 0", r.stdout[-500:] + r.stderr[-500:])
+    _, ev = trace(out)
+    return [(int(s), r.stdout) for s, k in zip(ev["step"], ev["kind"]) if k == 10]
+
+crit = spike_run("default")
+hptest.check([s for s, _ in crit] == [150] and "loss deviates" in crit[0][1],
+             "at the default thresholds the spike is critical, for its loss", str(crit)[:500])
+crit = spike_run("sigma", "monitor.sigma=1e9")
+hptest.check([s for s, _ in crit] == [150] and "gradient norm explodes" in crit[0][1],
+             "with monitor.sigma = 1e9 the spike is critical for its gradient", str(crit)[:500])
+crit = spike_run("both", "monitor.sigma=1e9", "monitor.grad_explode=1e6")
+hptest.check(crit == [], "with monitor.grad_explode = 1e6 too, nothing is critical", str(crit)[:500])
 
 hptest.finish()

@@ -12,6 +12,7 @@ namespace {
 
 using hpt::train::Alarm;
 using hpt::train::DivergenceMonitor;
+using hpt::train::MonitorThresholds;
 using hpt::train::StepSignals;
 
 StepSignals step(double loss, double grad = std::numeric_limits<double>::quiet_NaN()) {
@@ -24,8 +25,8 @@ StepSignals step(double loss, double grad = std::numeric_limits<double>::quiet_N
 
 // A monitor that has seen `n` steps of a loss switching between 1 + a and 1 - a every three steps
 // (a known variance, few enough sign flips not to read as oscillation) and a gradient norm of 1.
-DivergenceMonitor warmed(int n, double a) {
-  DivergenceMonitor m;
+DivergenceMonitor warmed(int n, double a, const MonitorThresholds& t = {}) {
+  DivergenceMonitor m(t);
   for (int i = 0; i < n; ++i) m.observe(step(1.0 + ((i % 6 < 3) ? a : -a), 1.0));
   return m;
 }
@@ -122,6 +123,57 @@ TEST(DivergenceMonitor, VanishingGradientNeverEscalatesAndClearingRestartsTheCou
   EXPECT_EQ(m.observe(step(loss, 200.0)).level, Alarm::Warning);
   EXPECT_EQ(m.observe(step(loss, 200.0)).level, Alarm::Warning);
   EXPECT_EQ(m.observe(step(loss, 200.0)).level, Alarm::Critical);
+}
+
+// Configured thresholds (monitor.*): each level moves with its threshold. The deviation is measured
+// here from the monitor's own statistics, the levels from the rule in the header.
+TEST(DivergenceMonitor, ConfiguredLossDeviationThreshold) {
+  MonitorThresholds t;
+  t.sigma = 10.0;
+  const auto m0 = warmed(400, 0.01, t);
+  const double sd = std::sqrt(m0.state().loss_var), ema = m0.state().loss_ema;
+  const std::pair<double, Alarm> cases[] = {{6.5, Alarm::Normal},
+                                            {8.0, Alarm::Caution},
+                                            {12.0, Alarm::Warning},
+                                            {19.0, Alarm::Warning},
+                                            {21.0, Alarm::Critical}};
+  for (const auto& [k, level] : cases) {
+    auto m = m0;
+    EXPECT_EQ(m.observe(step(ema + k * sd, 1.0)).level, level) << k << " sigma";
+  }
+}
+
+TEST(DivergenceMonitor, ConfiguredGradientThresholds) {
+  MonitorThresholds t;
+  t.grad_explode = 1000.0;
+  t.grad_vanish = 0.0;  // off
+  const auto m0 = warmed(100, 0.01, t);
+  const double loss = m0.state().loss_ema;
+  const std::pair<double, Alarm> cases[] = {{200.0, Alarm::Normal},
+                                            {2000.0, Alarm::Warning},
+                                            {20000.0, Alarm::Critical},
+                                            {1e-9, Alarm::Normal}};
+  for (const auto& [g, level] : cases) {
+    auto m = m0;
+    EXPECT_EQ(m.observe(step(loss, g)).level, level) << "gradient norm " << g;
+  }
+  t.grad_vanish = 0.1;
+  auto m = warmed(100, 0.01, t);
+  EXPECT_EQ(m.observe(step(loss, 0.05)).level, Alarm::Warning);
+}
+
+TEST(DivergenceMonitor, ConfiguredEscalation) {
+  for (const int n : {0, 1, 5}) {
+    MonitorThresholds t;
+    t.escalate_after = n;
+    auto m = warmed(100, 0.01, t);
+    const double loss = m.state().loss_ema;
+    for (int i = 1; i <= 8; ++i) {
+      const Alarm expected = n > 0 && i >= n ? Alarm::Critical : Alarm::Warning;
+      EXPECT_EQ(m.observe(step(loss, 200.0)).level, expected)
+          << "escalate_after " << n << ", " << i << " warnings";
+    }
+  }
 }
 
 }  // namespace
