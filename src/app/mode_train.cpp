@@ -7,6 +7,7 @@
 #include "io/console.hpp"
 #include "io/dataset_files.hpp"
 #include "io/hdf5_format.hpp"
+#include "app/bench_sizes.hpp"
 #include "app/mode_forecast.hpp"
 #include "app/output_location.hpp"
 #include "modules/dataset/register.hpp"
@@ -87,6 +88,11 @@ void declare_train_options(OptionSchema& s) {
             "doubles again (0: only an accepted block raises it, so a rollback at the shortest "
             "horizon ends predicting for the run)",
             0, 1 << 30);
+  s.add_string(
+      "predict.step_scales", "1",
+      "fractions of a predict block's motion (from its start to its predicted end) tried "
+      "on the probe set at the block's end, e.g. 1,0.5,0.25; the one with the lowest probe "
+      "loss is verified and kept or rolled back (1: the predicted end as is)");
   s.add_choice("predict.probe_every", "step", {"step", "end"},
                "forward passes during a predict block: every step (telemetry continues) or only "
                "the verification at the end (largest saving)");
@@ -135,6 +141,7 @@ void check_train_inputs(const RunContext& ctx) {
         << " leaves no training rows: expected a sum below 1";
     throw InputError(msg.str());
   }
+  parse_positive_reals(ctx.config.get_string("predict.step_scales"), "predict.step_scales");
   dataset_file_path(ctx.config);  // throws InputError naming dataset.path when missing
   check_output_file(ctx.output_path("_trace.h5"), "output.name", ctx.output_dir);
   const bool automatic = ctx.config.get_string("run.restart") == "auto";
@@ -177,6 +184,7 @@ train::HybridSettings hybrid_settings(const Config& c) {
   h.probe_every_step = c.get_string("predict.probe_every") == "step";
   h.probe_rows = int(c.get_int("predict.probe_rows"));
   h.retry_after = int(c.get_int("predict.retry_after"));
+  h.step_scales = parse_positive_reals(c.get_string("predict.step_scales"), "predict.step_scales");
   h.monitor.sigma = c.get_real("monitor.sigma");
   h.monitor.grad_explode = c.get_real("monitor.grad_explode");
   h.monitor.grad_vanish = c.get_real("monitor.grad_vanish");

@@ -8,6 +8,7 @@
 #include "core/crash_point.hpp"
 #include "io/console.hpp"
 #include "kernels/telemetry_history.hpp"
+#include "kernels/update_kernels.hpp"
 #include "train/evaluation.hpp"
 
 namespace hpt::train {
@@ -38,6 +39,8 @@ HybridPolicy::HybridPolicy(const TrainState& state, const LrSchedule& schedule,
   predictor_->bind(state_.model.parameters());
   block_path_ = Kokkos::View<double*, Kokkos::HostSpace>("hpt::hybrid_block_path",
                                                          std::size_t(settings_.max_horizon + 1));
+  if (settings_.step_scales != std::vector<double>{1.0})
+    block_end_ = View1<real>("hpt::hybrid_block_end", state_.model.parameters().values().extent(0));
 }
 
 std::string HybridPolicy::name() const {
@@ -215,8 +218,30 @@ void HybridPolicy::decide(std::int64_t step, const View2<real>& features) {
   events_.push_back({step, TraceEvent::PredictStart, double(chosen), ""});
 }
 
+// Tries each step scale a: parameters = start + a (end - start) of the block; keeps the scale with
+// the lowest probe loss (the first of equals) and returns that loss.
+double HybridPolicy::scale_block_motion() {
+  const View1<real> params = state_.model.parameters().values();
+  const View1<const real> start = snapshot_.parameters();
+  Kokkos::deep_copy(block_end_, params);
+  double best = kNaN, best_scale = settings_.step_scales.front();
+  for (const double a : settings_.step_scales) {
+    // start + (-a) (start - end) = start + a (end - start)
+    extrapolate_differences<ExecSpace, real>(ExecSpace(), params, start, block_end_, block_end_, -a,
+                                             0.0);
+    const double l = probe_loss();
+    if (std::isfinite(l) && !(l >= best)) best = l, best_scale = a;
+  }
+  extrapolate_differences<ExecSpace, real>(ExecSpace(), params, start, block_end_, block_end_,
+                                           -best_scale, 0.0);
+  last_scale_ = best_scale;
+  return best;
+}
+
 void HybridPolicy::finish_block(std::int64_t step, StepOutcome& out) {
-  const double after = probe_loss();
+  const bool scaled = block_end_.extent(0) > 0;
+  const double after = scaled ? scale_block_motion() : probe_loss();
+  if (scaled) events_.push_back({step, TraceEvent::PredictStepScale, last_scale_, ""});
   const double ratio = after / probe_before_;
   if (std::isfinite(after) && ratio <= bound_ratio_) {
     Kokkos::Timer t;

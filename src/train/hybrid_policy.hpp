@@ -47,6 +47,7 @@ class HybridPolicy final : public StepPolicy {
   void restore_after_alarm(std::int64_t step, double loss, const std::string& why);
   void warn(std::int64_t step, double loss, const std::string& reason);
   double probe_loss();
+  double scale_block_motion();
   int phase_code() const;
 
   TrainState state_;
@@ -62,6 +63,8 @@ class HybridPolicy final : public StepPolicy {
   // std / improvement.
   double probe_before_ = 0, bound_ratio_ = 0, block_mean_ = 0, block_hi_ = 0, confidence_ = 0;
   Kokkos::View<double*, Kokkos::HostSpace> block_path_;
+  View1<real> block_end_;  // parameters at a block's end, while its step scales are tried
+  double last_scale_ = 1.0;
   std::int64_t last_warning_ = -(std::int64_t(1) << 40);  // console only: not part of the state
   // Seconds (fenced): real steps, predicted updates, probe evaluations, entry decisions.
   double seconds_real_ = 0, seconds_predict_ = 0, seconds_verify_ = 0, seconds_decide_ = 0;

@@ -1,6 +1,7 @@
 #pragma once
 // Settings of the hybrid loop (deck sections [hybrid], [predict], [monitor]); docs/method.md.
 #include <cstdint>
+#include <vector>
 
 #include "train/divergence_monitor.hpp"
 
@@ -21,6 +22,8 @@ struct HybridSettings {
   int lr_halve_steps = 50;       // steps at half learning rate after a critical alarm
   int retry_after = 0;           // real steps after which a halved horizon cap doubles (0: never)
   MonitorThresholds monitor;     // the divergence monitor's thresholds
+  // Fractions of a block's predicted motion tried on the probe set at its end; the best is kept.
+  std::vector<double> step_scales{1.0};
 };
 
 }  // namespace hpt::train

@@ -28,7 +28,8 @@ std::vector<io::H5Column> trace_columns() {
 
 const char* kEventLegend =
     "0 start, 1 restart, 2 checkpoint, 3 signal stop, 4 non-finite stop, 5 end, 6 predict start, "
-    "7 predict accepted, 8 rollback, 9 divergence warning, 10 divergence critical";
+    "7 predict accepted, 8 rollback, 9 divergence warning, 10 divergence critical, 11 predict "
+    "step scale";
 
 std::vector<io::H5Column> forecast_columns() {
   std::vector<io::H5Column> c;

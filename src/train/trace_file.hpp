@@ -34,11 +34,12 @@ enum class TraceEvent : std::int64_t {
   SignalStop = 3,
   NonFiniteStop = 4,
   End = 5,
-  PredictStart = 6,        // value: the block's horizon
-  PredictAccepted = 7,     // value: probe loss after / before the block
-  Rollback = 8,            // value: probe loss after / before the block
-  DivergenceWarning = 9,   // value: the step's loss
-  DivergenceCritical = 10  // value: the step's loss (parameters restored from the last snapshot)
+  PredictStart = 6,         // value: the block's horizon
+  PredictAccepted = 7,      // value: probe loss after / before the block
+  Rollback = 8,             // value: probe loss after / before the block
+  DivergenceWarning = 9,    // value: the step's loss
+  DivergenceCritical = 10,  // value: the step's loss (parameters restored from the last snapshot)
+  PredictStepScale = 11     // value: the fraction of the block's predicted motion verified
 };
 
 class TraceFile {

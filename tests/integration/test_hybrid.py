@@ -4,7 +4,8 @@ one back, and then the run is exactly the freeze arm of the comparison (the snap
 injected non-finite loss restores the last snapshot and halves the learning rate for its window; a run killed
 inside a predict block and restarted gives the same trace as an uninterrupted run; the probe part
 (dataset.probe_fraction) is what verifies blocks when it is set; predict.retry_after lets a run whose blocks
-failed try again later; the divergence monitor's thresholds (monitor.*) decide whether a spike is critical."""
+failed try again later; the divergence monitor's thresholds (monitor.*) decide whether a spike is critical; predict.step_scales verifies
+the best fraction of a block's motion."""
 import os
 import struct
 import subprocess
@@ -210,5 +211,34 @@ hptest.check([s for s, _ in crit] == [150] and "gradient norm explodes" in crit[
              "with monitor.sigma = 1e9 the spike is critical for its gradient", str(crit)[:500])
 crit = spike_run("both", "monitor.sigma=1e9", "monitor.grad_explode=1e6")
 hptest.check(crit == [], "with monitor.grad_explode = 1e6 too, nothing is critical", str(crit)[:500])
+
+
+# 9. predict.step_scales: at the end of a block the parameters are moved to start + a (end - start) for each scale a,
+# and the one with the lowest probe loss is verified. With a = 1e-6 alone the block barely moves, so every verdict's
+# ratio is 1 to float precision (unscaled extrapolate blocks move the probe loss by 0.1-10 %); with several scales the
+# first block's ratio is at most that of the unscaled run (its minimum includes a = 1, and the runs agree until then).
+def verdicts(tag, scales):
+    out = os.path.join(a.work, f"scales_{tag}")
+    r = hptest.run(a.hpt, deck, *base, f"output.dir={out}", "update.style=extrapolate",
+                   f"predict.step_scales={scales}")
+    hptest.check(r.returncode == 0, f"step_scales {scales}: exit 0", r.stdout[-500:] + r.stderr[-500:])
+    _, ev = trace(out)
+    k = ev["kind"]
+    return ev["value"][(k == 7) | (k == 8)], ev["value"][k == 11]
+
+plain, plain_scales = verdicts("one", "1")
+hptest.check(len(plain) >= 2 and len(plain_scales) == 0 and np.max(np.abs(plain - 1)) > 1e-3,
+             "unscaled blocks move the probe loss, and record no scale", str(plain))
+tiny, tiny_scales = verdicts("tiny", "1e-6")
+hptest.check(len(tiny) >= 2 and np.all(np.abs(tiny - 1) < 1e-5) and len(tiny_scales) == len(tiny)
+             and np.all(tiny_scales == 1e-6), "step_scales 1e-6: every block ends where it started", str(tiny))
+several, chosen = verdicts("several", "3,1,0.5")
+hptest.check(len(chosen) == len(several) and set(chosen) <= {3.0, 1.0, 0.5} and several[0] <= plain[0] + 1e-7,
+             "step_scales 3,1,0.5: a listed scale is kept and the first ratio is at most the unscaled one",
+             f"{several} {chosen} vs {plain}")
+out = os.path.join(a.work, "scales_refused")
+r = hptest.run(a.hpt, deck, *base, f"output.dir={out}", "predict.step_scales=0.5,0")
+hptest.check(r.returncode == 2 and "predict.step_scales" in r.stderr and not os.path.exists(out),
+             "predict.step_scales with a zero: exit 2 naming the key, nothing written", r.stderr[-300:])
 
 hptest.finish()
