@@ -129,10 +129,13 @@ void warn_damaged(const std::string& why) {
 }  // namespace
 
 void check_train_inputs(const RunContext& ctx) {
-  if (ctx.config.get_string("update.snapshots") == "anchors" &&
-      ctx.config.get_string("update.style") != "linear")
-    throw InputError("update.snapshots = 'anchors' applies to update.style = linear only (here '" +
-                     ctx.config.get_string("update.style") + "'); use update.snapshots = every");
+  const std::string& update = ctx.config.get_string("update.style");
+  if (ctx.config.get_string("update.snapshots") == "anchors" && update != "linear" &&
+      update != "quadratic")
+    throw InputError(
+        "update.snapshots = 'anchors' applies to update.style = linear or quadratic "
+        "only (here '" +
+        update + "'); use update.snapshots = every");
   const double val = ctx.config.get_real("dataset.val_fraction"),
                probe = ctx.config.get_real("dataset.probe_fraction");
   if (val + probe >= 1.0) {

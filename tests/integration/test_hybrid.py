@@ -123,8 +123,8 @@ with h5py.File(os.path.join(out, f"digits-sgd_ckpt_{STEPS:010d}.h5"), "r") as f:
     hptest.check(np.all(np.isfinite(f["model/parameters"][()])), "the final checkpoint is finite")
 
 # 4. Killed inside a predict block at its checkpoint, restarted: the same trace as an uninterrupted run. The first
-# run finds a step inside a predict block (the forecaster decides where blocks fall). Also with the linear
-# predictor's anchors, whose newest-parameters buffer is part of the state.
+# run finds a step inside a predict block (the forecaster decides where blocks fall). Also with the linear and
+# quadratic predictors' anchors, whose newest-parameters buffer is part of the state.
 def restart_inside_block(tag, *sets):
     sets = base + ["predict.max_horizon=50"] + list(sets)
     where = tag.split(":")[0]
@@ -141,18 +141,19 @@ def restart_inside_block(tag, *sets):
 
 restart_inside_block("")
 restart_inside_block("anchors: ", "update.snapshots=anchors", "update.lag=5")
+restart_inside_block("quadratic-anchors: ", "update.style=quadratic", "update.snapshots=anchors", "update.lag=5")
 
 # 5. --compare refuses a deck that is not hybrid, before any work and without writing anything; anchors are for
-# the linear predictor only.
+# the finite-difference predictors only.
 out = os.path.join(a.work, "refused")
 r = hptest.run(a.hpt, deck, *base, f"output.dir={out}", "train.hybrid=off", extra=("--compare",))
 hptest.check(r.returncode == 2 and "train.hybrid" in r.stderr and not os.path.exists(out),
              "--compare of a deck with train.hybrid = off: exit 2 naming the key, nothing written",
              f"rc {r.returncode}: {r.stderr[-300:]}")
 out = os.path.join(a.work, "refused_anchors")
-r = hptest.run(a.hpt, deck, *base, f"output.dir={out}", "update.style=quadratic", "update.snapshots=anchors")
+r = hptest.run(a.hpt, deck, *base, f"output.dir={out}", "update.style=extrapolate", "update.snapshots=anchors")
 hptest.check(r.returncode == 2 and "update.snapshots" in r.stderr and not os.path.exists(out),
-             "update.snapshots = anchors with quadratic: exit 2 naming the key, nothing written",
+             "update.snapshots = anchors with extrapolate: exit 2 naming the key, nothing written",
              f"rc {r.returncode}: {r.stderr[-300:]}")
 # 6. A probe part held out from training and validation verifies the blocks: with no validation rows at all the
 # verdicts still carry finite probe-loss ratios and blocks are kept; without a probe part the same run has nothing to

@@ -11,7 +11,7 @@
 #include "core/config.hpp"
 #include "core/registry.hpp"
 #include "kernels/parameter_store.hpp"
-#include "modules/update/anchored_linear.hpp"
+#include "modules/update/anchored_differences.hpp"
 #include "modules/update/extrapolate.hpp"
 #include "modules/update/finite_difference.hpp"
 #include "modules/update/frozen.hpp"
@@ -101,7 +101,7 @@ TYPED_TEST(UpdatePredictors, AnchoredLinearMatchesHostLoop) {
   for (const int last : {22, 20}) {
     hpt::ParameterStore<Real, typename Space::memory_space> store;
     declare(store);
-    hpt::AnchoredLinearPredictor<Space, Real> pred(d);
+    hpt::AnchoredDifferencePredictor<Space, Real> pred(1, d);
     pred.bind(store);
     EXPECT_EQ(pred.state_views().size(), 3u);  // two anchors and the newest parameters
     const auto traj = trajectory<Real>(store.size(), 40, 11u);
@@ -128,6 +128,53 @@ TYPED_TEST(UpdatePredictors, AnchoredLinearMatchesHostLoop) {
                             s * (traj[std::size_t(last)][i] - traj[std::size_t(anchor)][i]);
         ASSERT_TRUE(hpt::test::near_rel(got[i], want, tol))
             << "t " << last << " k " << k << " i " << i;
+      }
+    }
+  }
+}
+
+// The quadratic through theta_t and the two anchors before the newest, e1 = t - a1 and e2 = e1 + d
+// steps back, evaluated k steps ahead, written out as a Lagrange polynomial per component; with
+// t = 20 (e1 = d) it is also the equally spaced quadratic, checked against Newton's form.
+TYPED_TEST(UpdatePredictors, AnchoredQuadraticMatchesHostLoop) {
+  using Space = typename TypeParam::space;
+  using Real = typename TypeParam::real;
+  const double tol = hpt::test::tolerance<Real>(200);
+  const int d = 5;
+  for (const int last : {23, 20}) {
+    hpt::ParameterStore<Real, typename Space::memory_space> store;
+    declare(store);
+    hpt::AnchoredDifferencePredictor<Space, Real> pred(2, d);
+    pred.bind(store);
+    EXPECT_EQ(pred.state_views().size(), 4u);  // three anchors and the newest parameters
+    const auto traj = trajectory<Real>(store.size(), 30, 17u);
+    for (int s = 0; s <= last; ++s) {
+      EXPECT_EQ(pred.ready(), s >= 2 * d + 1) << "before observation " << s;
+      upload_values(store.values(), traj[std::size_t(s)]);
+      pred.observe();
+    }
+    pred.begin_block();
+    const int a1 = (last / d - 1) * d, a2 = a1 - d;
+    EXPECT_EQ(pred.span(), double(last - a1));
+    for (int k : {1, 6, 13}) {
+      pred.predict(k);
+      const Vec got = download_values(store.values());
+      // Lagrange basis on the times 0 (theta_t), a1 - t and a2 - t, evaluated at k.
+      const double x0 = 0, x1 = a1 - last, x2 = a2 - last, x = k;
+      const double l0 = (x - x1) * (x - x2) / ((x0 - x1) * (x0 - x2));
+      const double l1 = (x - x0) * (x - x2) / ((x1 - x0) * (x1 - x2));
+      const double l2 = (x - x0) * (x - x1) / ((x2 - x0) * (x2 - x1));
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        const double p0 = traj[std::size_t(last)][i], p1 = traj[std::size_t(a1)][i],
+                     p2 = traj[std::size_t(a2)][i];
+        const double want = l0 * p0 + l1 * p1 + l2 * p2;
+        ASSERT_TRUE(hpt::test::near_rel(got[i], want, tol))
+            << "t " << last << " k " << k << " i " << i;
+        if (last % d == 0) {  // equal spacing: Newton's backward form of finite_difference.hpp
+          const double s = double(k) / d;
+          const double newton = p0 + s * (p0 - p1) + s * (s + 1) / 2 * (p0 - 2 * p1 + p2);
+          ASSERT_TRUE(hpt::test::near_rel(got[i], newton, tol)) << "k " << k << " i " << i;
+        }
       }
     }
   }

@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "core/error.hpp"
-#include "modules/update/anchored_linear.hpp"
+#include "modules/update/anchored_differences.hpp"
 #include "modules/update/extrapolate.hpp"
 #include "modules/update/finite_difference.hpp"
 #include "modules/update/frozen.hpp"
@@ -18,8 +18,9 @@ void declare_update_options(OptionSchema& schema) {
   schema.add_int("update.lag", 10, "linear/quadratic: real steps between the snapshots", 1, 100000);
   schema.add_choice(
       "update.snapshots", "every", {"every", "anchors"},
-      "linear: keep a snapshot after every real step (lag + 1 parameter copies) or "
-      "an anchor every lag steps (3 copies; differences over lag to 2 lag - 1 steps)");
+      "linear/quadratic: keep a snapshot after every real step (order x lag + 1 parameter "
+      "copies) or an anchor every lag steps (order + 2 copies; differences over lag to 2 lag - 1 "
+      "steps)");
   schema.add_int("update.fit_steps", 8, "extrapolate: real updates the (c, rho) fit uses", 1,
                  100000);
   schema.add_real("update.ema", 0.9, "extrapolate: EMA decay of the real updates", 0.0, 0.999999);
@@ -28,33 +29,35 @@ void declare_update_options(OptionSchema& schema) {
 int update_parameter_copies(const Config& c) {
   const std::string& style = c.get_string("update.style");
   const int lag = int(c.get_int("update.lag"));
-  if (style == "linear")
+  if (style == "linear" || style == "quadratic") {
+    const int order = style == "linear" ? 1 : 2;
     return c.get_string("update.snapshots") == "anchors"
-               ? AnchoredLinearPredictor<ExecSpace, real>::kept_copies()
-               : FiniteDifferencePredictor<ExecSpace, real>::kept_copies(1, lag);
-  if (style == "quadratic") return FiniteDifferencePredictor<ExecSpace, real>::kept_copies(2, lag);
+               ? AnchoredDifferencePredictor<ExecSpace, real>::kept_copies(order)
+               : FiniteDifferencePredictor<ExecSpace, real>::kept_copies(order, lag);
+  }
   if (style == "extrapolate")
     return ExtrapolatePredictor<ExecSpace, real>::kept_copies(int(c.get_int("update.fit_steps")));
   return 0;
 }
 
+namespace {
+
+// linear (order 1) and quadratic (order 2), with snapshots after every step or anchors.
+std::unique_ptr<UpdatePredictor> finite_difference(const Config& c, int order) {
+  const int lag = int(c.get_int("update.lag"));
+  if (c.get_string("update.snapshots") == "anchors")
+    return std::make_unique<AnchoredDifferencePredictor<ExecSpace, real>>(order, lag);
+  return std::make_unique<FiniteDifferencePredictor<ExecSpace, real>>(order, lag);
+}
+
+}  // namespace
+
 void register_update_styles(Registry<UpdatePredictor>& registry) {
   registry.add(
-      "linear",
-      [](const Config& c) -> std::unique_ptr<UpdatePredictor> {
-        if (c.get_string("update.snapshots") == "anchors")
-          return std::make_unique<AnchoredLinearPredictor<ExecSpace, real>>(
-              int(c.get_int("update.lag")));
-        return std::make_unique<FiniteDifferencePredictor<ExecSpace, real>>(
-            1, int(c.get_int("update.lag")));
-      },
+      "linear", [](const Config& c) { return finite_difference(c, 1); },
       "theta_t + k (theta_t - theta_{t-d}) / d");
   registry.add(
-      "quadratic",
-      [](const Config& c) -> std::unique_ptr<UpdatePredictor> {
-        return std::make_unique<FiniteDifferencePredictor<ExecSpace, real>>(
-            2, int(c.get_int("update.lag")));
-      },
+      "quadratic", [](const Config& c) { return finite_difference(c, 2); },
       "second-order extrapolation of three snapshots d apart");
   registry.add(
       "extrapolate",
