@@ -1,9 +1,6 @@
 #include "app/bench_sizes.hpp"
 
-#include <cmath>
-#include <cstdlib>
-#include <sstream>
-
+#include "app/deck_lists.hpp"
 #include "core/error.hpp"
 
 namespace hpt::app {
@@ -17,22 +14,9 @@ const std::vector<RolloutSize>& perf_rollout_sizes() {
   return sizes;
 }
 
-namespace {
-std::vector<std::string> split(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream ss(list);
-  for (std::string item; std::getline(ss, item, ',');) {
-    const auto b = item.find_first_not_of(" \t");
-    const auto e = item.find_last_not_of(" \t");
-    if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
-  }
-  return out;
-}
-}  // namespace
-
 std::vector<RolloutSize> parse_rollout_sizes(const std::string& list, const std::string& key) {
   std::vector<RolloutSize> out;
-  for (const auto& name : split(list)) {
+  for (const auto& name : split_list(list)) {
     bool found = false;
     for (const auto& s : perf_rollout_sizes())
       if (s.name == name) out.push_back(s), found = true;
@@ -40,34 +24,6 @@ std::vector<RolloutSize> parse_rollout_sizes(const std::string& list, const std:
       throw InputError(key + " = '" + list + "': unknown size '" + name +
                        "' (known: small, prototype, wide, batch, sweep)");
   }
-  return out;
-}
-
-std::vector<long> parse_positive_list(const std::string& list, const std::string& key) {
-  std::vector<long> out;
-  for (const auto& item : split(list)) {
-    char* end = nullptr;
-    const long v = std::strtol(item.c_str(), &end, 10);
-    if (*end != '\0' || v <= 0)
-      throw InputError(key + " = '" + list + "': '" + item +
-                       "' is not a positive integer (expected e.g. 1,1024,65536)");
-    out.push_back(v);
-  }
-  return out;
-}
-
-std::vector<double> parse_positive_reals(const std::string& list, const std::string& key) {
-  std::vector<double> out;
-  for (const auto& item : split(list)) {
-    char* end = nullptr;
-    const double v = std::strtod(item.c_str(), &end);
-    if (*end != '\0' || !std::isfinite(v) || !(v > 0))
-      throw InputError(key + " = '" + list + "': '" + item +
-                       "' is not a positive number (expected e.g. 0.5,1,2)");
-    out.push_back(v);
-  }
-  if (out.empty())
-    throw InputError(key + " = '" + list + "': no number given (expected e.g. 0.5,1,2)");
   return out;
 }
 

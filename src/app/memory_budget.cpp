@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "app/bench_sizes.hpp"
+#include "app/deck_lists.hpp"
 #include "core/error.hpp"
 #include "core/types.hpp"
 #include "io/curve_files.hpp"

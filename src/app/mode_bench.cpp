@@ -7,6 +7,7 @@
 
 #include "app/bench_reference.hpp"
 #include "app/bench_sizes.hpp"
+#include "app/deck_lists.hpp"
 #include "app/output_location.hpp"
 #include "core/registry.hpp"
 #include "core/version.hpp"

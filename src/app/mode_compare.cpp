@@ -9,7 +9,7 @@
 #include <sstream>
 #include <utility>
 
-#include "app/bench_sizes.hpp"
+#include "app/deck_lists.hpp"
 #include "app/mode_train.hpp"
 #include "app/output_location.hpp"
 #include "io/atomic_file.hpp"

@@ -7,7 +7,7 @@
 #include <limits>
 #include <map>
 
-#include "app/bench_sizes.hpp"
+#include "app/deck_lists.hpp"
 #include "app/gemm_probe.hpp"
 #include "app/model_file.hpp"
 #include "app/output_location.hpp"

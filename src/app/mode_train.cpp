@@ -7,7 +7,7 @@
 #include "io/console.hpp"
 #include "io/dataset_files.hpp"
 #include "io/hdf5_format.hpp"
-#include "app/bench_sizes.hpp"
+#include "app/deck_lists.hpp"
 #include "app/mode_forecast.hpp"
 #include "app/output_location.hpp"
 #include "modules/dataset/register.hpp"
