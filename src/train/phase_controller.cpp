@@ -124,7 +124,7 @@ void PhaseController::restore(const std::vector<std::int64_t>& s) {
   consecutive_ = int(s[5]);
   lr_half_until_ = s[6];
   counters_ = {s[7], s[8], s[9], s[10], s[11], s[12], s[13]};
-  real_since_rollback_ = s.size() > 14 ? s[14] : 0;
+  real_since_rollback_ = s.size() == std::size_t(kStateSize) ? s[14] : 0;
 }
 
 }  // namespace hpt::train

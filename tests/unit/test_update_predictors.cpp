@@ -88,98 +88,73 @@ TYPED_TEST(UpdatePredictors, FiniteDifferencesMatchHostLoops) {
   }
 }
 
-// After an accepted predict block moved the parameters by D, the kept snapshots move by D too: the
-// next linear prediction continues from the new parameters with the real steps' velocity only.
-// Anchors every d observations; a block at observation t extrapolates from the anchor
-// floor(t / d) d - d, e = t - anchor steps back. Written out here for t = 22 and 20, d = 5, and
-// after a reset, which starts the anchors again.
-TYPED_TEST(UpdatePredictors, AnchoredLinearMatchesHostLoop) {
-  using Space = typename TypeParam::space;
-  using Real = typename TypeParam::real;
-  const double tol = hpt::test::tolerance<Real>(40);
-  const int d = 5;
-  for (const int last : {22, 20}) {
-    hpt::ParameterStore<Real, typename Space::memory_space> store;
-    declare(store);
-    hpt::AnchoredDifferencePredictor<Space, Real> pred(1, d);
-    pred.bind(store);
-    EXPECT_EQ(pred.state_views().size(), 3u);  // two anchors and the newest parameters
-    const auto traj = trajectory<Real>(store.size(), 40, 11u);
-    // A first run of 8 observations, then a reset: the anchors start again at the next one.
-    for (int s = 0; s < 8; ++s) {
-      upload_values(store.values(), traj[std::size_t(30 + s)]);
-      pred.observe();
-    }
-    pred.reset();
-    for (int s = 0; s <= last; ++s) {
-      EXPECT_EQ(pred.ready(), s >= d + 1) << "before observation " << s;
-      upload_values(store.values(), traj[std::size_t(s)]);
-      pred.observe();
-    }
-    pred.begin_block();
-    const int anchor = (last / d - 1) * d;
-    EXPECT_EQ(pred.span(), double(last - anchor));
-    for (int k : {1, 6, 13}) {
-      pred.predict(k);
-      const Vec got = download_values(store.values());
-      const double s = double(k) / double(last - anchor);
-      for (std::size_t i = 0; i < got.size(); ++i) {
-        const double want = traj[std::size_t(last)][i] +
-                            s * (traj[std::size_t(last)][i] - traj[std::size_t(anchor)][i]);
-        ASSERT_TRUE(hpt::test::near_rel(got[i], want, tol))
-            << "t " << last << " k " << k << " i " << i;
-      }
-    }
+// The polynomial through the points (xs[j], ys[j]) evaluated at x (Lagrange form), on the host.
+double lagrange(const std::vector<double>& xs, const std::vector<double>& ys, double x) {
+  double sum = 0;
+  for (std::size_t j = 0; j < xs.size(); ++j) {
+    double l = 1;
+    for (std::size_t m = 0; m < xs.size(); ++m)
+      if (m != j) l *= (x - xs[m]) / (xs[j] - xs[m]);
+    sum += l * ys[j];
   }
+  return sum;
 }
 
-// The quadratic through theta_t and the two anchors before the newest, e1 = t - a1 and e2 = e1 + d
-// steps back, evaluated k steps ahead, written out as a Lagrange polynomial per component; with
-// t = 20 (e1 = d) it is also the equally spaced quadratic, checked against Newton's form.
-TYPED_TEST(UpdatePredictors, AnchoredQuadraticMatchesHostLoop) {
+// Anchors every d observations; a block at observation t uses theta_t and the anchors
+// a1 = floor(t / d) d - d (e1 = t - a1 steps back) and, for quadratic, a2 = a1 - d: the polynomial
+// through them evaluated k steps ahead, written out here as a host Lagrange sum, for t = 22 or 23
+// and 20 (e1 = d, where quadratic is also checked against Newton's form of finite_difference.hpp),
+// d = 5, after a first run and a reset, which starts the anchors again.
+TYPED_TEST(UpdatePredictors, AnchoredDifferencesMatchHostLagrange) {
   using Space = typename TypeParam::space;
   using Real = typename TypeParam::real;
   const double tol = hpt::test::tolerance<Real>(200);
   const int d = 5;
-  for (const int last : {23, 20}) {
-    hpt::ParameterStore<Real, typename Space::memory_space> store;
-    declare(store);
-    hpt::AnchoredDifferencePredictor<Space, Real> pred(2, d);
-    pred.bind(store);
-    EXPECT_EQ(pred.state_views().size(), 4u);  // three anchors and the newest parameters
-    const auto traj = trajectory<Real>(store.size(), 30, 17u);
-    for (int s = 0; s <= last; ++s) {
-      EXPECT_EQ(pred.ready(), s >= 2 * d + 1) << "before observation " << s;
-      upload_values(store.values(), traj[std::size_t(s)]);
-      pred.observe();
-    }
-    pred.begin_block();
-    const int a1 = (last / d - 1) * d, a2 = a1 - d;
-    EXPECT_EQ(pred.span(), double(last - a1));
-    for (int k : {1, 6, 13}) {
-      pred.predict(k);
-      const Vec got = download_values(store.values());
-      // Lagrange basis on the times 0 (theta_t), a1 - t and a2 - t, evaluated at k.
-      const double x0 = 0, x1 = a1 - last, x2 = a2 - last, x = k;
-      const double l0 = (x - x1) * (x - x2) / ((x0 - x1) * (x0 - x2));
-      const double l1 = (x - x0) * (x - x2) / ((x1 - x0) * (x1 - x2));
-      const double l2 = (x - x0) * (x - x1) / ((x2 - x0) * (x2 - x1));
-      for (std::size_t i = 0; i < got.size(); ++i) {
-        const double p0 = traj[std::size_t(last)][i], p1 = traj[std::size_t(a1)][i],
-                     p2 = traj[std::size_t(a2)][i];
-        const double want = l0 * p0 + l1 * p1 + l2 * p2;
-        ASSERT_TRUE(hpt::test::near_rel(got[i], want, tol))
-            << "t " << last << " k " << k << " i " << i;
-        if (last % d == 0) {  // equal spacing: Newton's backward form of finite_difference.hpp
-          const double s = double(k) / d;
-          const double newton = p0 + s * (p0 - p1) + s * (s + 1) / 2 * (p0 - 2 * p1 + p2);
-          ASSERT_TRUE(hpt::test::near_rel(got[i], newton, tol)) << "k " << k << " i " << i;
+  for (const int order : {1, 2})
+    for (const int last : {21 + order, 20}) {
+      hpt::ParameterStore<Real, typename Space::memory_space> store;
+      declare(store);
+      hpt::AnchoredDifferencePredictor<Space, Real> pred(order, d);
+      pred.bind(store);
+      // order + 1 anchors and the newest parameters
+      EXPECT_EQ(pred.state_views().size(), std::size_t(order + 2));
+      const auto traj = trajectory<Real>(store.size(), 40, 11u + unsigned(order));
+      for (int s = 0; s < 8; ++s) {
+        upload_values(store.values(), traj[std::size_t(30 + s)]);
+        pred.observe();
+      }
+      pred.reset();
+      for (int s = 0; s <= last; ++s) {
+        EXPECT_EQ(pred.ready(), s >= order * d + 1) << "order " << order << ", observation " << s;
+        upload_values(store.values(), traj[std::size_t(s)]);
+        pred.observe();
+      }
+      pred.begin_block();
+      std::vector<int> at{last};  // theta_t, then the anchors a1 (and a2)
+      for (int j = 1; j <= order; ++j) at.push_back((last / d - j) * d);
+      EXPECT_EQ(pred.span(), double(last - at[1]));
+      std::vector<double> xs;
+      for (const int a : at) xs.push_back(double(a - last));
+      for (int k : {1, 6, 13}) {
+        pred.predict(k);
+        const Vec got = download_values(store.values());
+        for (std::size_t i = 0; i < got.size(); ++i) {
+          std::vector<double> ys;
+          for (const int a : at) ys.push_back(traj[std::size_t(a)][i]);
+          ASSERT_TRUE(hpt::test::near_rel(got[i], lagrange(xs, ys, k), tol))
+              << "order " << order << " t " << last << " k " << k << " i " << i;
+          if (order == 2 && last % d == 0) {
+            const double s = double(k) / d, p0 = ys[0], p1 = ys[1], p2 = ys[2];
+            const double newton = p0 + s * (p0 - p1) + s * (s + 1) / 2 * (p0 - 2 * p1 + p2);
+            ASSERT_TRUE(hpt::test::near_rel(got[i], newton, tol)) << "k " << k << " i " << i;
+          }
         }
       }
     }
-  }
 }
 
+// After an accepted predict block moved the parameters by D, the kept snapshots move by D too: the
+// next linear prediction continues from the new parameters with the real steps' velocity only.
 TYPED_TEST(UpdatePredictors, ShiftedHistorySeesRealStepsOnly) {
   using Space = typename TypeParam::space;
   using Real = typename TypeParam::real;
