@@ -136,6 +136,10 @@ void check_train_inputs(const RunContext& ctx) {
         "update.snapshots = 'anchors' applies to update.style = linear or quadratic "
         "only (here '" +
         update + "'); use update.snapshots = every");
+  if (update == "trend" && ctx.config.get_int("update.lag") < 2)
+    throw InputError("update.lag = " + std::to_string(ctx.config.get_int("update.lag")) +
+                     " with update.style = trend: expected at least 2 (the time constant of "
+                     "the fit in steps)");
   const double val = ctx.config.get_real("dataset.val_fraction"),
                probe = ctx.config.get_real("dataset.probe_fraction");
   if (val + probe >= 1.0) {

@@ -76,6 +76,24 @@ HPT_LAUNCHER void ema_of_difference(const Space& space,
       });
 }
 
+// out = a x + b y + c z, element-wise (out may be one of the inputs).
+template <class Space, class Real>
+HPT_LAUNCHER void linear_combination(const Space& space,
+                                     View1<Real, typename Space::memory_space> out,
+                                     View1<const Real, typename Space::memory_space> x, double a,
+                                     View1<const Real, typename Space::memory_space> y, double b,
+                                     View1<const Real, typename Space::memory_space> z, double c) {
+  const std::int64_t n = std::int64_t(out.extent(0));
+  HPT_REQUIRE(std::int64_t(x.extent(0)) == n && std::int64_t(y.extent(0)) == n &&
+                  std::int64_t(z.extent(0)) == n,
+              "linear_combination: buffer sizes do not agree");
+  Kokkos::parallel_for(
+      "hpt::linear_combination", Kokkos::RangePolicy<Space>(space, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i) {
+        out(i) = Real(a * double(x(i)) + b * double(y(i)) + c * double(z(i)));
+      });
+}
+
 // dst += a - b, element-wise.
 template <class Space, class Real>
 HPT_LAUNCHER void add_difference(const Space& space, View1<Real, typename Space::memory_space> dst,

@@ -124,7 +124,7 @@ with h5py.File(os.path.join(out, f"digits-sgd_ckpt_{STEPS:010d}.h5"), "r") as f:
 
 # 4. Killed inside a predict block at its checkpoint, restarted: the same trace as an uninterrupted run. The first
 # run finds a step inside a predict block (the forecaster decides where blocks fall). Also with the linear and
-# quadratic predictors' anchors, whose newest-parameters buffer is part of the state.
+# quadratic predictors' anchors, whose newest-parameters buffer is part of the state, and with trend's two EMAs.
 def restart_inside_block(tag, *sets):
     sets = base + ["predict.max_horizon=50"] + list(sets)
     where = tag.split(":")[0]
@@ -142,9 +142,10 @@ def restart_inside_block(tag, *sets):
 restart_inside_block("")
 restart_inside_block("anchors: ", "update.snapshots=anchors", "update.lag=5")
 restart_inside_block("quadratic-anchors: ", "update.style=quadratic", "update.snapshots=anchors", "update.lag=5")
+restart_inside_block("trend: ", "update.style=trend", "update.lag=5")
 
 # 5. --compare refuses a deck that is not hybrid, before any work and without writing anything; anchors are for
-# the finite-difference predictors only.
+# the finite-difference predictors only; trend needs a time constant of at least 2 steps.
 out = os.path.join(a.work, "refused")
 r = hptest.run(a.hpt, deck, *base, f"output.dir={out}", "train.hybrid=off", extra=("--compare",))
 hptest.check(r.returncode == 2 and "train.hybrid" in r.stderr and not os.path.exists(out),
@@ -154,6 +155,11 @@ out = os.path.join(a.work, "refused_anchors")
 r = hptest.run(a.hpt, deck, *base, f"output.dir={out}", "update.style=extrapolate", "update.snapshots=anchors")
 hptest.check(r.returncode == 2 and "update.snapshots" in r.stderr and not os.path.exists(out),
              "update.snapshots = anchors with extrapolate: exit 2 naming the key, nothing written",
+             f"rc {r.returncode}: {r.stderr[-300:]}")
+out = os.path.join(a.work, "refused_trend_lag")
+r = hptest.run(a.hpt, deck, *base, f"output.dir={out}", "update.style=trend", "update.lag=1")
+hptest.check(r.returncode == 2 and "update.lag = 1" in r.stderr and not os.path.exists(out),
+             "update.style = trend with update.lag = 1: exit 2 naming the key, nothing written",
              f"rc {r.returncode}: {r.stderr[-300:]}")
 # 6. A probe part held out from training and validation verifies the blocks: with no validation rows at all the
 # verdicts still carry finite probe-loss ratios and blocks are kept; without a probe part the same run has nothing to

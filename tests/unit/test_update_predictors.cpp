@@ -1,6 +1,7 @@
 // Update predictors (modules/update) against host loops written here: linear and quadratic
-// finite-difference extrapolation of snapshots, the frozen style, and the geometric fit of
-// `extrapolate`, which must recover an exactly geometric update sequence.
+// finite-difference extrapolation of snapshots, the frozen style, the geometric fit of
+// `extrapolate`, which must recover an exactly geometric update sequence, and the discounted
+// least-squares line of `trend` against the normal equations solved on the host.
 #include <gtest/gtest.h>
 
 #include <Kokkos_Core.hpp>
@@ -12,6 +13,7 @@
 #include "core/registry.hpp"
 #include "kernels/parameter_store.hpp"
 #include "modules/update/anchored_differences.hpp"
+#include "modules/update/discounted_trend.hpp"
 #include "modules/update/extrapolate.hpp"
 #include "modules/update/finite_difference.hpp"
 #include "modules/update/frozen.hpp"
@@ -184,6 +186,121 @@ TYPED_TEST(UpdatePredictors, ShiftedHistorySeesRealStepsOnly) {
   }
 }
 
+// The line fitted on the host: minimise sum_j beta^j (y_j - a - c j)^2 over j = 0 (newest) ..
+// n-1 by its 2x2 normal equations; returns the prediction k steps ahead from the fitted level
+// (a - c k) or from the newest value (y_0 - c k).
+double host_discounted_line(const std::vector<double>& newest_first, double beta, int k,
+                            bool fitted) {
+  double s0 = 0, s1 = 0, s2 = 0, m0 = 0, m1 = 0, w = 1;
+  for (std::size_t j = 0; j < newest_first.size(); ++j, w *= beta) {
+    const double x = double(j), y = newest_first[j];
+    s0 += w, s1 += w * x, s2 += w * x * x, m0 += w * y, m1 += w * x * y;
+  }
+  const double det = s0 * s2 - s1 * s1;
+  const double a = (s2 * m0 - s1 * m1) / det, c = (s0 * m1 - s1 * m0) / det;
+  return (fitted ? a : newest_first[0]) - c * k;
+}
+
+// `trend` against the host normal equations, for both origins: the EMAs restart at a reset (8
+// earlier observations are forgotten), ready() after lag observations, predictions 1-12 steps
+// ahead; and a straight path is continued exactly.
+TYPED_TEST(UpdatePredictors, DiscountedTrendMatchesHostLeastSquares) {
+  using Space = typename TypeParam::space;
+  using Real = typename TypeParam::real;
+  const double tol = hpt::test::tolerance<Real>(2000);
+  const int lag = 6, last = 19;
+  const double beta = 1.0 - 1.0 / lag;
+  for (const bool fitted : {true, false}) {
+    hpt::ParameterStore<Real, typename Space::memory_space> store;
+    declare(store);
+    hpt::DiscountedTrendPredictor<Space, Real> pred(lag, fitted);
+    pred.bind(store);
+    EXPECT_EQ(pred.state_views().size(),
+              std::size_t(hpt::DiscountedTrendPredictor<Space, Real>::kept_copies(fitted)));
+    const auto traj = trajectory<Real>(store.size(), 40, 23u);
+    for (int s = 0; s < 8; ++s) {
+      upload_values(store.values(), traj[std::size_t(30 + s)]);
+      pred.observe();
+    }
+    pred.reset();
+    for (int s = 0; s <= last; ++s) {
+      EXPECT_EQ(pred.ready(), s >= lag) << "observation " << s;
+      upload_values(store.values(), traj[std::size_t(s)]);
+      pred.observe();
+    }
+    pred.begin_block();
+    for (int k : {1, 5, 12}) {
+      pred.predict(k);
+      const Vec got = download_values(store.values());
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        std::vector<double> ys;
+        for (int s = last; s >= 0; --s) ys.push_back(traj[std::size_t(s)][i]);
+        ASSERT_TRUE(hpt::test::near_rel(got[i], host_discounted_line(ys, beta, k, fitted), tol))
+            << (fitted ? "fitted" : "current") << " k " << k << " i " << i;
+      }
+    }
+    // theta_i(s) = p_i + q_i s: both origins continue the line.
+    pred.reset();
+    const std::size_t n = store.size();
+    auto line = [&](double t) {
+      Vec v(n);
+      for (std::size_t i = 0; i < n; ++i)
+        v[i] = double(int(i % 5) - 2) + double(int(i % 3) - 1) * t / 8;
+      return v;
+    };
+    for (int s = 0; s < 10; ++s) {
+      upload_values(store.values(), line(s));
+      pred.observe();
+    }
+    pred.begin_block();
+    pred.predict(7);
+    const Vec got = download_values(store.values()), want = line(16);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_TRUE(hpt::test::near_rel(got[i], want[i], tol)) << i;
+  }
+}
+
+// After an accepted block moved the parameters by D, `trend` fits the observed steps moved by D:
+// one more real step, then the prediction equals the host fit of (history + D, new step).
+TYPED_TEST(UpdatePredictors, DiscountedTrendShiftsItsHistory) {
+  using Space = typename TypeParam::space;
+  using Real = typename TypeParam::real;
+  const double tol = hpt::test::tolerance<Real>(2000);
+  const int lag = 4;
+  for (const bool fitted : {true, false}) {
+    hpt::ParameterStore<Real, typename Space::memory_space> store;
+    declare(store);
+    hpt::DiscountedTrendPredictor<Space, Real> pred(lag, fitted);
+    pred.bind(store);
+    const auto traj = trajectory<Real>(store.size(), 12, 5u);
+    for (int s = 0; s < 11; ++s) {
+      upload_values(store.values(), traj[std::size_t(s)]);
+      pred.observe();
+    }
+    const auto start = store.make_buffer("block_start");
+    store.snapshot(start);
+    pred.begin_block();
+    pred.predict(6);
+    const Vec moved = download_values(store.values());
+    pred.shift_history(start);
+    Vec next(
+        moved.size());  // a real step after the block: the path's own step from the moved point
+    for (std::size_t i = 0; i < next.size(); ++i)
+      next[i] = double(Real(moved[i] + traj[11][i] - traj[10][i]));
+    upload_values(store.values(), next);
+    pred.observe();
+    pred.begin_block();
+    pred.predict(3);
+    const Vec got = download_values(store.values());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      std::vector<double> ys{next[i]};
+      for (int s = 10; s >= 0; --s) ys.push_back(traj[std::size_t(s)][i] + moved[i] - traj[10][i]);
+      ASSERT_TRUE(
+          hpt::test::near_rel(got[i], host_discounted_line(ys, 1.0 - 1.0 / lag, 3, fitted), tol))
+          << (fitted ? "fitted" : "current") << " i " << i;
+    }
+  }
+}
+
 TYPED_TEST(UpdatePredictors, QuadraticIsExactOnAQuadraticPath) {
   using Space = typename TypeParam::space;
   using Real = typename TypeParam::real;
@@ -302,7 +419,7 @@ TEST(UpdatePredictorStyles, EveryStyleIsRegisteredWithItsOptions) {
   hpt::Registry<hpt::UpdatePredictor> reg("update");
   hpt::register_update_styles(reg);
   hpt::Config config(schema);
-  for (const char* s : {"linear", "quadratic", "extrapolate", "none"})
+  for (const char* s : {"linear", "quadratic", "extrapolate", "trend", "none"})
     EXPECT_EQ(reg.create(s, config)->style(), s);
 }
 

@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "modules/update/anchored_differences.hpp"
+#include "modules/update/discounted_trend.hpp"
 #include "modules/update/extrapolate.hpp"
 #include "modules/update/finite_difference.hpp"
 #include "modules/update/frozen.hpp"
@@ -11,11 +12,19 @@
 namespace hpt {
 
 void declare_update_options(OptionSchema& schema) {
-  schema.add_choice("update.style", "linear", {"linear", "quadratic", "extrapolate", "none"},
+  schema.add_choice("update.style", "linear",
+                    {"linear", "quadratic", "extrapolate", "trend", "none"},
                     "how a predict block advances the parameters: linear or quadratic "
                     "extrapolation of real snapshots, extrapolate (fitted decay of the real "
-                    "updates), none (frozen)");
-  schema.add_int("update.lag", 10, "linear/quadratic: real steps between the snapshots", 1, 100000);
+                    "updates), trend (a line fitted to every real step by discounted least "
+                    "squares), none (frozen)");
+  schema.add_int("update.lag", 10,
+                 "linear/quadratic: real steps between the snapshots; trend: the fit's time "
+                 "constant (step j back weighted (1 - 1/lag)^j; at least 2)",
+                 1, 100000);
+  schema.add_choice("update.trend_origin", "fitted", {"fitted", "current"},
+                    "trend: the line starts at the fitted level (smoothing the last ~lag steps) "
+                    "or at the current parameters (only its slope is used)");
   schema.add_choice(
       "update.snapshots", "every", {"every", "anchors"},
       "linear/quadratic: keep a snapshot after every real step (order x lag + 1 parameter "
@@ -35,6 +44,9 @@ int update_parameter_copies(const Config& c) {
                ? AnchoredDifferencePredictor<ExecSpace, real>::kept_copies(order)
                : FiniteDifferencePredictor<ExecSpace, real>::kept_copies(order, lag);
   }
+  if (style == "trend")
+    return DiscountedTrendPredictor<ExecSpace, real>::kept_copies(
+        c.get_string("update.trend_origin") == "fitted");
   if (style == "extrapolate")
     return ExtrapolatePredictor<ExecSpace, real>::kept_copies(int(c.get_int("update.fit_steps")));
   return 0;
@@ -66,6 +78,14 @@ void register_update_styles(Registry<UpdatePredictor>& registry) {
             int(c.get_int("update.fit_steps")), c.get_real("update.ema"));
       },
       "per tensor c rho^k times the bias-corrected EMA of the real updates");
+  registry.add(
+      "trend",
+      [](const Config& c) -> std::unique_ptr<UpdatePredictor> {
+        return std::make_unique<DiscountedTrendPredictor<ExecSpace, real>>(
+            int(c.get_int("update.lag")), c.get_string("update.trend_origin") == "fitted");
+      },
+      "a - c k: per parameter the line fitted to the real steps, step j back weighted "
+      "(1 - 1/lag)^j");
   registry.add(
       "none",
       [](const Config&) -> std::unique_ptr<UpdatePredictor> {

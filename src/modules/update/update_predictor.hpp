@@ -61,6 +61,7 @@ class UpdatePredictorBase {
     HPT_REQUIRE(params_ != nullptr, "UpdatePredictor::shift_history before bind()");
     for (auto& snap : ring_)
       add_difference<Space, Real>(space_, snap, params_->values(), block_start);
+    shift_extra(block_start);
   }
   // Forgets the observed steps (after the parameters were restored from an older snapshot).
   void reset() { head_ = count_ = 0; }
@@ -91,6 +92,8 @@ class UpdatePredictorBase {
   virtual long steps_needed() const = 0;  // real steps observed before ready()
   virtual void allocate_extra(const store_type&) {}
   virtual void after_observe() {}
+  // Moves state other than the snapshot ring by the accepted block's displacement.
+  virtual void shift_extra(const buffer_type& /*block_start*/) {}
   virtual void append_extra(std::vector<NamedBuffer>&) const {}
 
   // The snapshot `lag` entries before the newest kept one (lag 0 = newest; with every observation
