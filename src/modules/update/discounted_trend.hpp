@@ -32,13 +32,13 @@ struct DiscountedSums {
   }
 };
 
-// The weights that turn the two EMAs (and theta_t) after n observations into the prediction k
-// steps ahead.
+// The weights that turn the two EMAs (and theta_t) into the prediction k steps ahead, from the
+// sums of the observations seen.
 struct DiscountedTrendWeights {
   double on_e1 = 0.0, on_e2 = 0.0, on_latest = 0.0;
 
-  static DiscountedTrendWeights at(double beta, long n, int k, bool fitted_origin) {
-    const DiscountedSums s = DiscountedSums::of(beta, n);
+  static DiscountedTrendWeights at(double beta, const DiscountedSums& s, int k,
+                                   bool fitted_origin) {
     const double d = s.s0 * s.s2 - s.s1 * s.s1, g = 1.0 - beta, kk = double(k);
     HPT_REQUIRE(d > 0.0, "DiscountedTrendWeights: fewer than two distinct observations");
     DiscountedTrendWeights out;
@@ -74,10 +74,10 @@ class DiscountedTrendPredictor final : public UpdatePredictorBase<Space, Real> {
   }
   void begin_block() override {
     HPT_REQUIRE(this->ready(), "update trend: predict block before enough real steps");
-    n_ = this->observed();
+    sums_ = DiscountedSums::of(beta_, this->observed());
   }
   void predict(int k) override {
-    const auto w = DiscountedTrendWeights::at(beta_, n_, k, fitted_origin_);
+    const auto w = DiscountedTrendWeights::at(beta_, sums_, k, fitted_origin_);
     linear_combination<Space, Real>(this->space_, this->params_->values(), e1_, w.on_e1, e2_,
                                     w.on_e2, fitted_origin_ ? e1_ : latest_, w.on_latest);
   }
@@ -116,7 +116,7 @@ class DiscountedTrendPredictor final : public UpdatePredictorBase<Space, Real> {
   int lag_;
   double beta_;
   bool fitted_origin_;
-  long n_ = 0;
+  DiscountedSums sums_;  // of the observations when the block began
   typename base::buffer_type e1_, e2_, latest_;
 };
 
