@@ -1,7 +1,7 @@
 #pragma once
 // Kernels of the update predictors over the flat parameter buffer (kernels/parameter_store.hpp):
-// finite-difference extrapolation of parameter snapshots, per-tensor dot products, and a per-tensor
-// scaled step along a direction.
+// finite-difference extrapolation of parameter snapshots, linear combinations of buffers,
+// per-tensor dot products, and a per-tensor scaled step along a direction.
 #include <Kokkos_Core.hpp>
 #include <cstdint>
 
@@ -91,18 +91,6 @@ HPT_LAUNCHER void linear_combination(const Space& space,
       "hpt::linear_combination", Kokkos::RangePolicy<Space>(space, 0, n),
       KOKKOS_LAMBDA(const std::int64_t i) {
         out(i) = Real(a * double(x(i)) + b * double(y(i)) + c * double(z(i)));
-      });
-}
-
-// dst += a - b, element-wise.
-template <class Space, class Real>
-HPT_LAUNCHER void add_difference(const Space& space, View1<Real, typename Space::memory_space> dst,
-                                 View1<const Real, typename Space::memory_space> a,
-                                 View1<const Real, typename Space::memory_space> b) {
-  Kokkos::parallel_for(
-      "hpt::add_difference", Kokkos::RangePolicy<Space>(space, 0, dst.extent(0)),
-      KOKKOS_LAMBDA(const std::int64_t i) {
-        dst(i) = Real(double(dst(i)) + double(a(i)) - double(b(i)));
       });
 }
 

@@ -225,15 +225,16 @@ double HybridPolicy::scale_block_motion() {
   const View1<const real> start = snapshot_.parameters();
   Kokkos::deep_copy(block_end_, params);
   double best = kNaN, best_scale = settings_.step_scales.front();
+  const auto move_to = [&](double a) {  // start + a (end - start)
+    linear_combination<ExecSpace, real>(ExecSpace(), params, start, 1.0 - a, block_end_, a, start,
+                                        0.0);
+  };
   for (const double a : settings_.step_scales) {
-    // start + (-a) (start - end) = start + a (end - start)
-    extrapolate_differences<ExecSpace, real>(ExecSpace(), params, start, block_end_, block_end_, -a,
-                                             0.0);
+    move_to(a);
     const double l = probe_loss();
     if (std::isfinite(l) && !(l >= best)) best = l, best_scale = a;
   }
-  extrapolate_differences<ExecSpace, real>(ExecSpace(), params, start, block_end_, block_end_,
-                                           -best_scale, 0.0);
+  move_to(best_scale);
   last_scale_ = best_scale;
   return best;
 }

@@ -98,9 +98,10 @@ class DiscountedTrendPredictor final : public UpdatePredictorBase<Space, Real> {
     linear_combination<Space, Real>(this->space_, e2_, e2_, keep, e1_, g, e1_, 0.0);
     if (!fitted_origin_) this->params_->snapshot(latest_);
   }
-  // Every observed theta moved by D = theta - block_start: M0 by S0 D, M1 by S1 D.
+  // Every observed theta moved by D = theta - block_start: M0 by S0 D, M1 by S1 D (the sums of
+  // the block's begin_block: nothing was observed since).
   void shift_extra(const typename base::buffer_type& block_start) override {
-    const DiscountedSums s = DiscountedSums::of(beta_, this->observed());
+    const DiscountedSums& s = sums_;
     const double g = 1.0 - beta_, m0 = g * s.s0, m1 = g * g * (s.s1 + s.s0);
     const auto& theta = this->params_->values();
     linear_combination<Space, Real>(this->space_, e1_, e1_, 1.0, theta, m0, block_start, -m0);

@@ -60,7 +60,8 @@ class UpdatePredictorBase {
   void shift_history(const buffer_type& block_start) {
     HPT_REQUIRE(params_ != nullptr, "UpdatePredictor::shift_history before bind()");
     for (auto& snap : ring_)
-      add_difference<Space, Real>(space_, snap, params_->values(), block_start);
+      linear_combination<Space, Real>(space_, snap, snap, 1.0, params_->values(), 1.0, block_start,
+                                      -1.0);
     shift_extra(block_start);
   }
   // Forgets the observed steps (after the parameters were restored from an older snapshot).
