@@ -93,6 +93,10 @@ void declare_train_options(OptionSchema& s) {
       "fractions of a predict block's motion (from its start to its predicted end) tried "
       "on the probe set at the block's end, e.g. 1,0.5,0.25; the one with the lowest probe "
       "loss is verified and kept or rolled back (1: the predicted end as is)");
+  s.add_choice("predict.momentum_after_accept", "keep", {"keep", "zero"},
+               "after a kept predict block: keep the optimizer's first moment (SGD momentum, Adam "
+               "m) as the last real step left it, or zero it so that it rebuilds from gradients at "
+               "the predicted parameters (Adam's second moment and step count are kept)");
   s.add_choice("predict.probe_every", "step", {"step", "end"},
                "forward passes during a predict block: every step (telemetry continues) or only "
                "the verification at the end (largest saving)");
@@ -191,6 +195,7 @@ train::HybridSettings hybrid_settings(const Config& c) {
   h.probe_every_step = c.get_string("predict.probe_every") == "step";
   h.probe_rows = int(c.get_int("predict.probe_rows"));
   h.retry_after = int(c.get_int("predict.retry_after"));
+  h.zero_momentum_after_accept = c.get_string("predict.momentum_after_accept") == "zero";
   h.step_scales = parse_positive_reals(c.get_string("predict.step_scales"), "predict.step_scales");
   h.monitor.sigma = c.get_real("monitor.sigma");
   h.monitor.grad_explode = c.get_real("monitor.grad_explode");

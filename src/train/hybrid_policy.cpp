@@ -247,6 +247,7 @@ void HybridPolicy::finish_block(std::int64_t step, StepOutcome& out) {
   if (std::isfinite(after) && ratio <= bound_ratio_) {
     Kokkos::Timer t;
     predictor_->shift_history(snapshot_.parameters());
+    if (settings_.zero_momentum_after_accept) state_.optimizer.zero_first_moment();
     Kokkos::fence();
     seconds_predict_ += t.seconds();
     controller_.accepted();

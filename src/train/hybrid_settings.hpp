@@ -22,6 +22,7 @@ struct HybridSettings {
   int lr_halve_steps = 50;       // steps at half learning rate after a critical alarm
   int retry_after = 0;           // real steps after which a halved horizon cap doubles (0: never)
   MonitorThresholds monitor;     // the divergence monitor's thresholds
+  bool zero_momentum_after_accept = false;  // zero the optimizer's first moment after a kept block
   // Fractions of a block's predicted motion tried on the probe set at its end; the best is kept.
   std::vector<double> step_scales{1.0};
 };

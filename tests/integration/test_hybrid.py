@@ -5,7 +5,7 @@ injected non-finite loss restores the last snapshot and halves the learning rate
 inside a predict block and restarted gives the same trace as an uninterrupted run; the probe part
 (dataset.probe_fraction) is what verifies blocks when it is set; predict.retry_after lets a run whose blocks
 failed try again later; the divergence monitor's thresholds (monitor.*) decide whether a spike is critical; predict.step_scales verifies
-the best fraction of a block's motion."""
+the best fraction of a block's motion; predict.momentum_after_accept = zero restarts the momentum after a kept block."""
 import os
 import struct
 import subprocess
@@ -247,5 +247,32 @@ out = os.path.join(a.work, "scales_refused")
 r = hptest.run(a.hpt, deck, *base, f"output.dir={out}", "predict.step_scales=0.5,0")
 hptest.check(r.returncode == 2 and "predict.step_scales" in r.stderr and not os.path.exists(out),
              "predict.step_scales with a zero: exit 2 naming the key, nothing written", r.stderr[-300:])
+
+# 10. predict.momentum_after_accept = zero: after a kept block the first real step starts SGD's momentum from its own
+# gradient, so its update is exactly lr x the gradient (no clipping or weight decay in this deck), which with the
+# momentum kept it is several times that; until the first kept block the run is the default one step for step. The
+# update norm is a difference of float parameters, so late in the schedule it carries a relative error of ~1e-3.
+def momentum_run(tag, *sets):
+    out = os.path.join(a.work, f"momentum_{tag}")
+    r = hptest.run(a.hpt, deck, *base, f"output.dir={out}", *sets)
+    hptest.check(r.returncode == 0, f"momentum {tag}: exit 0", r.stdout[-500:] + r.stderr[-500:])
+    cols, ev = trace(out)
+    after = ev["step"][ev["kind"] == 7]  # the step after each kept block (0-based index = the block's last step)
+    after = after[after < STEPS]
+    after = after[cols["backward"][after] == 1]
+    return cols, after, cols["update_norm"][after] / (cols["lr"][after] * cols["grad_norm"][after])
+
+
+keep_cols, keep_after, keep_ratio = momentum_run("keep")
+zero_cols, zero_after, zero_ratio = momentum_run("zero", "predict.momentum_after_accept=zero")
+hptest.check(len(zero_after) >= 1 and np.all(np.abs(zero_ratio - 1) < 1e-2),
+             "momentum zeroed after a kept block: the next update is lr x gradient", f"{zero_after} {zero_ratio}")
+hptest.check(len(keep_after) >= 1 and np.all(keep_ratio > 2),
+             "momentum kept: the update after a kept block is not lr x gradient", f"{keep_after} {keep_ratio}")
+first = int(zero_after[0]) if len(zero_after) else 0
+hptest.check(first > 0 and np.array_equal(keep_cols["loss"][:first], zero_cols["loss"][:first])
+             and not np.array_equal(keep_cols["loss"][first:], zero_cols["loss"][first:]),
+             "the two runs agree until the first kept block and differ after it", str(first))
+restart_inside_block("zero momentum: ", "predict.momentum_after_accept=zero")
 
 hptest.finish()

@@ -360,6 +360,56 @@ TYPED_TEST(Optim, StateViewsAreNamedFlatBuffers) {
   EXPECT_EQ(norm(download_values(momentum.state_views()[0].view)), 0.0);
 }
 
+// zero_first_moment zeroes SGD's momentum buffer and Adam's m and nothing else (the other buffers
+// and the step counter are kept); the next step then starts the moment from that step's gradient
+// alone: SGD's buffer becomes g, Adam's m becomes (1 - beta1) g.
+TYPED_TEST(Optim, ZeroFirstMomentRestartsOnlyTheMomentum) {
+  using Space = typename TypeParam::space;
+  using Real = typename TypeParam::real;
+  using Mem = typename Space::memory_space;
+  hpt::ParameterStore<Real, Mem> store;
+  declare_tensors(store);
+  const double beta1 = 0.8;
+  std::vector<std::unique_ptr<hpt::OptimizerBase<Space, Real>>> opts;
+  hpt::AdamOptions adam_options;
+  adam_options.beta1 = beta1;
+  opts.push_back(std::make_unique<hpt::Adam<Space, Real>>(adam_options));
+  opts.push_back(std::make_unique<hpt::Sgd<Space, Real>>(hpt::SgdOptions{0.9, false, 0.0, 0.0}));
+  for (auto& opt : opts) {
+    opt->bind(store);
+    std::mt19937 gen(43);
+    upload_values(store.values(), random_vec<Real>(store.size(), gen, 1.0));
+    for (int s = 0; s < 3; ++s) {
+      upload_values(store.gradients(), random_vec<Real>(store.size(), gen, 1.0));
+      opt->step(0.02);
+    }
+    std::vector<Vec> before;
+    for (const auto& b : opt->state_views()) before.push_back(download_values(b.view));
+    const Vec theta = download_values(store.values());
+    opt->zero_first_moment();
+    const auto views = opt->state_views();
+    const std::string first = views[0].name;
+    ASSERT_TRUE(first == "m" || first == "momentum") << opt->summary();
+    EXPECT_EQ(norm(download_values(views[0].view)), 0.0) << opt->summary();
+    EXPECT_GT(norm(before[0]), 0.0) << opt->summary();
+    for (std::size_t i = 1; i < views.size(); ++i)
+      EXPECT_EQ(download_values(views[i].view), before[i])
+          << opt->summary() << " " << views[i].name;
+    EXPECT_EQ(opt->step_count(), 3);
+    EXPECT_EQ(download_values(store.values()), theta);
+
+    const Vec grad = random_vec<Real>(store.size(), gen, 1.0);
+    upload_values(store.gradients(), grad);
+    opt->step(0.02);
+    const Vec m = download_values(opt->state_views()[0].view);
+    const double factor = first == "m" ? 1.0 - beta1 : 1.0;
+    const double tol = std::is_same<Real, float>::value ? 1e-6 : 1e-14;
+    for (std::size_t k = 0; k < grad.size(); ++k)
+      ASSERT_NEAR(m[k], factor * grad[k], tol * (1.0 + std::fabs(grad[k])))
+          << opt->summary() << " element " << k;
+  }
+}
+
 // ---- the flat store itself
 
 template <class C>

@@ -46,6 +46,7 @@ class Adam : public OptimizerBase<Space, Real> {
     out.push_back(NamedBuffer{"m", m_});
     out.push_back(NamedBuffer{"v", v_});
   }
+  typename base::buffer_type first_moment() const override { return m_; }
   MomentSummary update(double lr) override {
     AdamHyper h;
     h.lr = lr;

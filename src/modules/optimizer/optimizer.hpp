@@ -125,10 +125,17 @@ class OptimizerBase {
     for (auto& b : state_views()) Kokkos::deep_copy(b.view, Real(0));
     steps_ = 0;
   }
+  // Zeroes the first moment (SGD's momentum buffer, Adam's m) and nothing else: it then rebuilds
+  // from gradients at the current parameters. A no-op for SGD without momentum.
+  void zero_first_moment() {
+    const buffer_type m = first_moment();
+    if (m.extent(0) > 0) Kokkos::deep_copy(m, Real(0));
+  }
 
  protected:
   virtual void allocate_state(const store_type& params) = 0;
   virtual void append_state(std::vector<NamedBuffer>& out) const = 0;
+  virtual buffer_type first_moment() const = 0;  // empty where the style keeps none
   // Launches the style's update kernel (reading stats_(kClipScale), reducing into sums_).
   virtual MomentSummary update(double lr) = 0;
   virtual void fill_powers(StepTelemetry&) const {}

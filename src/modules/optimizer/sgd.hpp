@@ -44,6 +44,7 @@ class Sgd : public OptimizerBase<Space, Real> {
   void append_state(std::vector<NamedBuffer>& out) const override {
     if (momentum_.extent(0) > 0) out.push_back(NamedBuffer{"momentum", momentum_});
   }
+  typename base::buffer_type first_moment() const override { return momentum_; }
   MomentSummary update(double lr) override {
     SgdHyper h;
     h.lr = lr;
