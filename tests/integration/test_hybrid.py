@@ -9,6 +9,7 @@ the best fraction of a block's motion; predict.momentum_after_accept = zero rest
 import os
 import struct
 import subprocess
+import sys
 
 import numpy as np
 
@@ -101,6 +102,14 @@ p = subprocess.run(["/usr/bin/python3", os.path.join(a.root, "run/post/hpt-plot"
 size = struct.unpack(">II", open(png, "rb").read(24)[16:24]) if os.path.exists(png) else None
 hptest.check(p.returncode == 0 and size == (1000, 600), "run/post/hpt-plot draws the comparison",
              f"rc {p.returncode} size {size}: {p.stderr[-300:]}")
+
+# The markdown summary labels the comparison from the deck stored in it: update none, gate verify (every decision
+# may enter), one seed, no saving.
+p = subprocess.run([sys.executable, os.path.join(a.root, "run/post/hybrid-table"),
+                    os.path.join(out, "digits-sgd_compare.h5")], capture_output=True, text=True)
+row = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
+hptest.check(p.returncode == 0 and row.startswith("| digits-sgd | none | verify | 1 |") and row.endswith("| 0/1 |"),
+             "run/post/hybrid-table labels the comparison from its stored deck", f"rc {p.returncode}: {row} {p.stderr}")
 
 # 3. A non-finite loss at step 150: the last snapshot is restored, the learning rate halved for 50 steps.
 out = os.path.join(a.work, "fault")
