@@ -9,9 +9,11 @@
 #include <sstream>
 #include <utility>
 
+#include "app/arm_result.hpp"
 #include "app/deck_lists.hpp"
 #include "app/mode_train.hpp"
 #include "app/output_location.hpp"
+#include "core/crash_point.hpp"
 #include "io/atomic_file.hpp"
 #include "io/console.hpp"
 #include "io/hdf5_format.hpp"
@@ -103,6 +105,7 @@ Config arm_config(const Config& base, const std::string& arm, long seed, std::in
   Config c = base;
   const std::string origin = "compare arm " + arm;
   c.set("run.mode", "train", origin);
+  c.set("run.restart", "", origin);  // an arm that did not finish trains again from the start
   c.set("run.seed", std::to_string(seed), origin);
   c.set("output.name", name + "_s" + std::to_string(seed) + "_" + arm, origin);
   c.set("train.hybrid", arm == "hybrid" ? "on" : "off", origin);
@@ -150,9 +153,11 @@ void check_compare_inputs(const RunContext& ctx) {
   if (c.get_string("train.hybrid") != "on")
     throw InputError("train.hybrid = '" + c.get_string("train.hybrid") +
                      "': run.mode = compare judges a hybrid deck; expected train.hybrid = on");
-  if (!c.get_string("run.restart").empty())
-    throw InputError("run.restart = '" + c.get_string("run.restart") +
-                     "': run.mode = compare trains every arm from the start; expected it empty");
+  const std::string restart = c.get_string("run.restart");
+  if (!restart.empty() && restart != "auto")
+    throw InputError("run.restart = '" + restart +
+                     "': run.mode = compare continues a stopped comparison from the arms that "
+                     "finished; expected auto or empty");
   seeds_of(c);
   budget_lr_factors_of(c);
   check_train_inputs(ctx);
@@ -166,6 +171,8 @@ int run_compare_mode(const RunContext& ctx) {
   std::map<std::string, std::vector<ArmResult>> results;
   std::vector<std::vector<ArmResult>> budget_runs(factors.size());  // [factor][seed]
   std::vector<std::int64_t> budgets;
+  const bool resume = base.get_string("run.restart") == "auto";
+  int arms_done = 0;
   for (const long seed : seeds) {
     std::int64_t budget = 0;
     std::vector<char> pattern;
@@ -181,14 +188,30 @@ int run_compare_mode(const RunContext& ctx) {
           std::cout << " at " << io::fmt(factors[k], 6) << " x optimizer.lr";
         std::cout << " ===\n";
         ArmResult r;
-        r.summary = train_run(actx, arm == "freeze" ? &pattern : nullptr);
+        const std::string result_path = actx.output_path("_arm.h5");
+        StoredArm stored;
+        if (resume) stored = read_arm_result(result_path, actx.resolved_ini);
+        if (stored.summary) {
+          r.summary = std::move(*stored.summary);
+          std::cout << "finished earlier: read from " << result_path << "\n";
+        } else {
+          if (!stored.why_not.empty())
+            std::cout << "not reading " << result_path << " (" << stored.why_not
+                      << "): training the arm again\n";
+          r.summary = train_run(actx, arm == "freeze" ? &pattern : nullptr);
+          if (r.summary.stop_signal == 0)
+            write_arm_result(result_path, actx.resolved_ini, r.summary);
+        }
+        crash_point("compare_arm_done", ++arms_done);
         // An arm cut short by a signal would enter the table as if complete: stop without a
-        // comparison (a comparison cannot be continued; the arm's checkpoint is kept).
+        // comparison (the arms that finished are kept for run.restart = auto).
         if (r.summary.stop_signal != 0) {
           std::cout << "compare stopped: seed " << seed << ", arm " << arm
                     << " was stopped by signal " << r.summary.stop_signal << " after step "
                     << r.summary.last_step
-                    << "; no comparison written (rerun hpt --compare to make it)" << std::endl;
+                    << "; no comparison written (rerun with --set run.restart=auto to continue "
+                       "from the arms that finished)"
+                    << std::endl;
           return kExitStoppedBySignal;
         }
         if (arm == "hybrid") {

@@ -108,7 +108,9 @@ void declare_train_options(OptionSchema& s) {
             "checkpoint every this many steps (0: at the end and on a signal)", 0);
   s.add_int("checkpoint.keep", 3, "checkpoints of the run kept on disk (newest first)", 1, 1000000);
   s.add_string("run.restart", "",
-               "continue from a checkpoint: a file, or auto (the newest of this run's output)");
+               "continue from a checkpoint: a file, or auto (the newest of this run's output); "
+               "run.mode = compare takes auto only: the arms that finished are read back from "
+               "their <name>_arm.h5 and the others train again");
 }
 
 namespace {

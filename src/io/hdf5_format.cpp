@@ -20,6 +20,8 @@ const char* kind_name(HptFileKind kind) {
       return "trace";
     case HptFileKind::Compare:
       return "compare";
+    case HptFileKind::CompareArm:
+      return "compare_arm";
     case HptFileKind::Forecast:
       return "forecast";
   }

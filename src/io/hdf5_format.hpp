@@ -13,7 +13,7 @@ namespace hpt::io {
 
 constexpr std::int64_t kHptFormatVersion = 1;
 
-enum class HptFileKind { Rollout, Model, Bench, Checkpoint, Trace, Forecast, Compare };
+enum class HptFileKind { Rollout, Model, Bench, Checkpoint, Trace, Forecast, Compare, CompareArm };
 
 const char* kind_name(HptFileKind kind);  // "rollout", "model", ...
 
