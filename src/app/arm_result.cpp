@@ -44,7 +44,7 @@ template <class T>
 std::vector<T> read_vector(const io::H5Group& g, const std::string& name, io::H5Element element) {
   const io::H5Dataset d = g.open_dataset_checked(name, element, 1);
   std::vector<T> v(d.shape()[0]);
-  d.read(element, v.data(), {v.size()});
+  d.read(element, v.data(), std::vector<std::size_t>{v.size()});
   return v;
 }
 
