@@ -13,9 +13,11 @@ namespace hpt::app {
 namespace {
 
 // The summary's scalars, by attribute name (the TrainSummary field each one is).
+using DoubleMember = double train::TrainSummary::*;
+using IntMember = std::int64_t train::TrainSummary::*;
 struct DoubleField {
   const char* name;
-  double train::TrainSummary::*field;
+  DoubleMember field;
 };
 const DoubleField kDoubles[] = {
     {"final_loss", &train::TrainSummary::final_loss},
@@ -32,7 +34,7 @@ const DoubleField kDoubles[] = {
 };
 struct IntField {
   const char* name;
-  std::int64_t train::TrainSummary::*field;
+  IntMember field;
 };
 const IntField kInts[] = {
     {"first_step", &train::TrainSummary::first_step},
