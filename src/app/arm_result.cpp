@@ -7,19 +7,21 @@
 #include "core/version.hpp"
 #include "io/atomic_file.hpp"
 #include "io/hdf5_format.hpp"
+#include "io/hdf5_view.hpp"
 
 namespace hpt::app {
 
 namespace {
 
-// The summary's scalars, by attribute name (the TrainSummary field each one is).
-using DoubleMember = double train::TrainSummary::*;
-using IntMember = std::int64_t train::TrainSummary::*;
-struct DoubleField {
+// The summary's scalars, by attribute name (the TrainSummary member each one is).
+template <class T>
+using Member = T train::TrainSummary::*;
+template <class T>
+struct Field {
   const char* name;
-  DoubleMember field;
+  Member<T> member;
 };
-const DoubleField kDoubles[] = {
+const Field<double> kDoubles[] = {
     {"final_loss", &train::TrainSummary::final_loss},
     {"final_val_loss", &train::TrainSummary::final_val_loss},
     {"final_val_accuracy", &train::TrainSummary::final_val_accuracy},
@@ -32,25 +34,41 @@ const DoubleField kDoubles[] = {
     {"seconds_train", &train::TrainSummary::seconds_train},
     {"seconds_forecast", &train::TrainSummary::seconds_forecast},
 };
-struct IntField {
-  const char* name;
-  IntMember field;
-};
-const IntField kInts[] = {
+const Field<std::int64_t> kInts[] = {
     {"first_step", &train::TrainSummary::first_step},
     {"last_step", &train::TrainSummary::last_step},
     {"backward_passes", &train::TrainSummary::backward_passes},
 };
 
-template <class T>
-std::vector<T> read_vector(const io::H5Group& g, const std::string& name, io::H5Element element) {
-  const io::H5Dataset d = g.open_dataset_checked(name, element, 1);
-  std::vector<T> v(d.shape()[0]);
-  d.read(element, v.data(), std::vector<std::size_t>{v.size()});
-  return v;
+std::vector<train::ValidationPoint> read_validations(const io::H5Group& g) {
+  const auto step = io::read_vector<std::int64_t>(g, "step");
+  const auto back = io::read_vector<std::int64_t>(g, "backward_passes");
+  const auto loss = io::read_vector<double>(g, "val_loss");
+  const auto acc = io::read_vector<double>(g, "val_accuracy");
+  const auto secs = io::read_vector<double>(g, "seconds");
+  if (back.size() != step.size() || loss.size() != step.size() || acc.size() != step.size() ||
+      secs.size() != step.size())
+    throw InputError(g.describe() + ": its validation datasets differ in length");
+  std::vector<train::ValidationPoint> points;
+  for (std::size_t i = 0; i < step.size(); ++i)
+    points.push_back({step[i], back[i], loss[i], acc[i], secs[i]});
+  return points;
 }
 
 }  // namespace
+
+void write_validations(io::H5Group& g, const std::vector<train::ValidationPoint>& points) {
+  std::vector<std::int64_t> step, back;
+  std::vector<double> loss, acc, seconds;
+  for (const auto& p : points)
+    step.push_back(p.step), back.push_back(p.backward), loss.push_back(p.loss),
+        acc.push_back(p.accuracy), seconds.push_back(p.seconds);
+  io::write_vector(g, "step", step);
+  io::write_vector(g, "backward_passes", back);
+  io::write_vector(g, "val_loss", loss);
+  io::write_vector(g, "val_accuracy", acc);
+  io::write_vector(g, "seconds", seconds);
+}
 
 void write_arm_result(const std::string& path, const std::string& deck_ini,
                       const train::TrainSummary& s) {
@@ -58,24 +76,14 @@ void write_arm_result(const std::string& path, const std::string& deck_ini,
   io::H5File& f = writer.file();
   io::write_hpt_header(f, io::HptFileKind::CompareArm, deck_ini);
   io::H5Group root = f.root();
-  for (const DoubleField& d : kDoubles) root.write_double_attribute(d.name, s.*d.field);
-  for (const IntField& i : kInts) root.write_int_attribute(i.name, s.*i.field);
+  for (const auto& d : kDoubles) root.write_double_attribute(d.name, s.*d.member);
+  for (const auto& i : kInts) root.write_int_attribute(i.name, s.*i.member);
   root.write_int_attribute("non_finite", s.non_finite ? 1 : 0);
   root.write_string_attribute("last_checkpoint", s.last_checkpoint);
-
-  std::vector<std::int64_t> step, back;
-  std::vector<double> loss, acc, seconds;
-  for (const auto& p : s.validations)
-    step.push_back(p.step), back.push_back(p.backward), loss.push_back(p.loss),
-        acc.push_back(p.accuracy), seconds.push_back(p.seconds);
-  const std::vector<std::size_t> shape{step.size()};
-  root.write_dataset("validations/step", io::H5Element::Int64, step.data(), shape);
-  root.write_dataset("validations/backward_passes", io::H5Element::Int64, back.data(), shape);
-  root.write_dataset("validations/val_loss", io::H5Element::Float64, loss.data(), shape);
-  root.write_dataset("validations/val_accuracy", io::H5Element::Float64, acc.data(), shape);
-  root.write_dataset("validations/seconds", io::H5Element::Float64, seconds.data(), shape);
-  const std::vector<std::int32_t> kinds(s.real_steps.begin(), s.real_steps.end());
-  root.write_dataset("step_kind", io::H5Element::Int32, kinds.data(), {kinds.size()});
+  io::H5Group validations = root.create_group("validations");
+  write_validations(validations, s.validations);
+  io::write_vector(root, "step_kind",
+                   std::vector<std::int32_t>(s.real_steps.begin(), s.real_steps.end()));
   io::H5Group counters = root.create_group("policy_counters");
   for (const auto& [name, value] : s.policy_counters) counters.write_double_attribute(name, value);
   writer.commit();
@@ -93,22 +101,12 @@ StoredArm read_arm_result(const std::string& path, const std::string& deck_ini) 
     if (header.deck != deck_ini) return {std::nullopt, "it was written for another deck"};
     const io::H5Group& root = f.root();
     train::TrainSummary s;
-    for (const DoubleField& d : kDoubles) s.*d.field = root.read_double_attribute(d.name);
-    for (const IntField& i : kInts) s.*i.field = root.read_int_attribute(i.name);
+    for (const auto& d : kDoubles) s.*d.member = root.read_double_attribute(d.name);
+    for (const auto& i : kInts) s.*i.member = root.read_int_attribute(i.name);
     s.non_finite = root.read_int_attribute("non_finite") != 0;
     s.last_checkpoint = root.read_string_attribute("last_checkpoint");
-    const auto step = read_vector<std::int64_t>(root, "validations/step", io::H5Element::Int64);
-    const auto back =
-        read_vector<std::int64_t>(root, "validations/backward_passes", io::H5Element::Int64);
-    const auto loss = read_vector<double>(root, "validations/val_loss", io::H5Element::Float64);
-    const auto acc = read_vector<double>(root, "validations/val_accuracy", io::H5Element::Float64);
-    const auto secs = read_vector<double>(root, "validations/seconds", io::H5Element::Float64);
-    if (back.size() != step.size() || loss.size() != step.size() || acc.size() != step.size() ||
-        secs.size() != step.size())
-      throw InputError("file '" + path + "': the validations/* datasets differ in length");
-    for (std::size_t i = 0; i < step.size(); ++i)
-      s.validations.push_back({step[i], back[i], loss[i], acc[i], secs[i]});
-    for (const std::int32_t k : read_vector<std::int32_t>(root, "step_kind", io::H5Element::Int32))
+    s.validations = read_validations(root.open_group("validations"));
+    for (const std::int32_t k : io::read_vector<std::int32_t>(root, "step_kind"))
       s.real_steps.push_back(char(k));
     const io::H5Group counters = root.open_group("policy_counters");
     for (const std::string& name : counters.list_attributes())

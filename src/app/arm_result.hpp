@@ -5,10 +5,16 @@
 // the arms whose file matches their deck are read back, the others train again from the start.
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "io/hdf5_file.hpp"
 #include "train/trainer.hpp"
 
 namespace hpt::app {
+
+// The validation curve as the 1-D datasets step, backward_passes, val_loss, val_accuracy and
+// seconds of `group`: the layout of an arm in the comparison file and in an arm result.
+void write_validations(io::H5Group& group, const std::vector<train::ValidationPoint>& points);
 
 // Writes the arm's result to `path` atomically (a crash leaves the old file or none).
 void write_arm_result(const std::string& path, const std::string& deck_ini,

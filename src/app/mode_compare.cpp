@@ -314,17 +314,7 @@ int run_compare_mode(const RunContext& ctx) {
       if (i == 0) where.push_back("arms/" + arm);
       for (const std::string& w : where) {
         io::H5Group g = root.create_group(w);
-        std::vector<std::int64_t> step, back;
-        std::vector<double> loss, acc, seconds;
-        for (const auto& p : s.validations)
-          step.push_back(p.step), back.push_back(p.backward), loss.push_back(p.loss),
-              acc.push_back(p.accuracy), seconds.push_back(p.seconds);
-        const std::vector<std::size_t> shape{step.size()};
-        g.write_dataset("step", io::H5Element::Int64, step.data(), shape);
-        g.write_dataset("backward_passes", io::H5Element::Int64, back.data(), shape);
-        g.write_dataset("val_loss", io::H5Element::Float64, loss.data(), shape);
-        g.write_dataset("val_accuracy", io::H5Element::Float64, acc.data(), shape);
-        g.write_dataset("seconds", io::H5Element::Float64, seconds.data(), shape);
+        write_validations(g, s.validations);
         g.write_double_attribute("final_val_loss", s.final_val_loss);
         g.write_double_attribute("final_val_accuracy", s.final_val_accuracy);
         g.write_int_attribute("backward_total", s.backward_passes);

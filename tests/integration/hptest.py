@@ -48,6 +48,14 @@ def deck_path(root, name):
     return os.path.join(root, "inputs", name)
 
 
+def short_hybrid_sets(steps):
+    """Deck settings of a short hybrid run on the digits reference deck that enters a predict block at every decision
+    the forecaster can make, so a test sees many blocks."""
+    return ["run.print_every=1000", f"train.steps={steps}", "train.val_every=50", "hybrid.warmup=60",
+            "predict.confidence=1e6", "predict.min_coverage=0", "predict.min_scored=0", "forecast.every=10",
+            "dynamics.bptt=8"]
+
+
 def first_step_inside_block(cols, phase=2):
     """The first step followed by another step of the same predict block (None when there is none)."""
     for i, s in enumerate(cols["step"][:-1]):

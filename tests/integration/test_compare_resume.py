@@ -13,9 +13,7 @@ a = hptest.args()
 h5py = hptest.h5()
 deck = hptest.deck_path(a.root, "reference/digits-sgd.ini")
 STEPS = 200
-sets = ["run.print_every=1000", f"train.steps={STEPS}", "train.val_every=50", "hybrid.warmup=60",
-        "predict.confidence=1e6", "predict.min_coverage=0", "predict.min_scored=0", "forecast.every=10",
-        "dynamics.bptt=8", "compare.seeds=1,2"]
+sets = hptest.short_hybrid_sets(STEPS) + ["compare.seeds=1,2"]
 TIMED = ("seconds", "wall_seconds", "seconds_to_common_loss", "full_seconds_to_common_loss")
 
 

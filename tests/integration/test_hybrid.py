@@ -19,10 +19,7 @@ a = hptest.args()
 h5py = hptest.h5()
 deck = hptest.deck_path(a.root, "reference/digits-sgd.ini")
 STEPS = 300
-# Enter a predict block at every decision the forecaster can make, so the test sees many blocks.
-base = ["run.print_every=1000", f"train.steps={STEPS}", "train.val_every=50", "hybrid.warmup=60",
-        "predict.confidence=1e6", "predict.min_coverage=0", "predict.min_scored=0", "forecast.every=10",
-        "dynamics.bptt=8"]
+base = hptest.short_hybrid_sets(STEPS)
 
 
 def trace(out, name="digits-sgd"):

@@ -283,6 +283,19 @@ TYPED_TEST(Optim, NonFiniteGradientSkipsTheStep) {
   EXPECT_EQ(download_values(opt.state_views()[0].view), m);
 }
 
+// Binds `opt` to `store`, draws random parameters and takes `steps` steps of lr 0.02 on random
+// gradients, all from `gen`, so that every state buffer holds something.
+template <class Space, class Real, class Mem>
+void bind_and_step(hpt::OptimizerBase<Space, Real>& opt, hpt::ParameterStore<Real, Mem>& store,
+                   std::mt19937& gen, int steps) {
+  opt.bind(store);
+  upload_values(store.values(), random_vec<Real>(store.size(), gen, 1.0));
+  for (int s = 0; s < steps; ++s) {
+    upload_values(store.gradients(), random_vec<Real>(store.size(), gen, 1.0));
+    opt.step(0.02);
+  }
+}
+
 // Snapshot of parameters + optimizer state + step counter, then restore: the same next step gives
 // bit-identical parameters (what a rollback of a Predict block relies on).
 TYPED_TEST(Optim, RollbackReproducesTheStep) {
@@ -295,13 +308,8 @@ TYPED_TEST(Optim, RollbackReproducesTheStep) {
   opts.push_back(std::make_unique<hpt::Adam<Space, Real>>(hpt::AdamOptions{}));
   opts.push_back(std::make_unique<hpt::Sgd<Space, Real>>(hpt::SgdOptions{0.9, true, 1e-3, 0.0}));
   for (auto& opt : opts) {
-    opt->bind(store);
     std::mt19937 gen(41);
-    upload_values(store.values(), random_vec<Real>(store.size(), gen, 1.0));
-    for (int s = 0; s < 3; ++s) {
-      upload_values(store.gradients(), random_vec<Real>(store.size(), gen, 1.0));
-      opt->step(0.02);
-    }
+    bind_and_step(*opt, store, gen, 3);
     auto theta_snap = store.make_buffer("snap");
     store.snapshot(theta_snap);
     std::vector<hpt::View1<Real, Mem>> state_snap;
@@ -376,13 +384,8 @@ TYPED_TEST(Optim, ZeroFirstMomentRestartsOnlyTheMomentum) {
   opts.push_back(std::make_unique<hpt::Adam<Space, Real>>(adam_options));
   opts.push_back(std::make_unique<hpt::Sgd<Space, Real>>(hpt::SgdOptions{0.9, false, 0.0, 0.0}));
   for (auto& opt : opts) {
-    opt->bind(store);
     std::mt19937 gen(43);
-    upload_values(store.values(), random_vec<Real>(store.size(), gen, 1.0));
-    for (int s = 0; s < 3; ++s) {
-      upload_values(store.gradients(), random_vec<Real>(store.size(), gen, 1.0));
-      opt->step(0.02);
-    }
+    bind_and_step(*opt, store, gen, 3);
     std::vector<Vec> before;
     for (const auto& b : opt->state_views()) before.push_back(download_values(b.view));
     const Vec theta = download_values(store.values());
