@@ -122,7 +122,7 @@ TYPED_TEST(DatasetTeacherForward, MatchesHostForwardPass) {
     ASSERT_TRUE(hpt::test::near_rel(y.data()[i], want[i], 1e-12)) << "entry " << i;
 }
 
-#if defined(KOKKOS_ENABLE_OPENMP)
+#if defined(KOKKOS_ENABLE_OPENMP) && defined(KOKKOS_ENABLE_SERIAL)
 TEST(DatasetTeacher, CpuBackendsAgreeBitForBit) {
   const std::vector<int> widths{9, 40, 3};
   const auto t = hpt::make_teacher_weights(widths, 4);

@@ -24,10 +24,10 @@ TYPED_TEST_SUITE(EncodeHistory, hpt::test::BackendsAndPrecisions, hpt::test::Typ
 
 template <class Real, class Mem>
 struct HostCopy {
-  typename hpt::View2<Real, Mem>::HostMirror loss;
-  typename hpt::View3<Real, Mem>::HostMirror other;
-  typename hpt::View2<int, Mem>::HostMirror head, count;
-  typename hpt::View2<double, Mem>::HostMirror scalars;
+  typename hpt::View2<Real, Mem>::host_mirror_type loss;
+  typename hpt::View3<Real, Mem>::host_mirror_type other;
+  typename hpt::View2<int, Mem>::host_mirror_type head, count;
+  typename hpt::View2<double, Mem>::host_mirror_type scalars;
   explicit HostCopy(const TelemetryHistory<Real, Mem>& h)
       : loss(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), h.loss)),
         other(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), h.other)),

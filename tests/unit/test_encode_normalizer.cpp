@@ -50,7 +50,7 @@ struct Fixture {
   hpt::TelemetryHistory<Real, Mem> history;
   hpt::FeatureNormalizer<Real, Mem> state;
   hpt::View2<Real, Mem> raw, out;
-  typename hpt::View2<Real, Mem>::HostMirror raw_h;
+  typename hpt::View2<Real, Mem>::host_mirror_type raw_h;
   std::vector<std::vector<HostFeature>> host;
   Fixture(int r, int f, double clamp)
       : runs(r),

@@ -29,17 +29,8 @@ struct ViewCase {
   using value = T;
 };
 
-using ViewCases = ::testing::Types<
-#if defined(KOKKOS_ENABLE_CUDA)
-    ViewCase<Kokkos::Cuda, float>, ViewCase<Kokkos::Cuda, double>, ViewCase<Kokkos::Cuda, int>,
-    ViewCase<Kokkos::Cuda, std::int64_t>,
-#endif
-#if defined(KOKKOS_ENABLE_OPENMP)
-    ViewCase<Kokkos::OpenMP, float>, ViewCase<Kokkos::OpenMP, double>,
-    ViewCase<Kokkos::OpenMP, int>, ViewCase<Kokkos::OpenMP, std::int64_t>,
-#endif
-    ViewCase<Kokkos::Serial, float>, ViewCase<Kokkos::Serial, double>,
-    ViewCase<Kokkos::Serial, int>, ViewCase<Kokkos::Serial, std::int64_t>>;
+using ViewCases =
+    hpt::test::CasesOf<ViewCase, hpt::test::EnabledSpaces, float, double, int, std::int64_t>::types;
 
 // The stored and native HDF5 types the test expects, written out independently of io/.
 template <class T>

@@ -122,7 +122,7 @@ TYPED_TEST(MlpInit, SameOnEveryBackend) {
   o.activation = Activation::Gelu;
   o.seed = 77;
   hpt::Mlp<Space, Real> net(o);
-  hpt::Mlp<Kokkos::Serial, Real> serial(o);
+  hpt::Mlp<hpt::test::HostReference, Real> serial(o);
   const auto a = download(net.parameters().values());
   EXPECT_EQ(a, download(serial.parameters().values()));
   net.initialize(78);
@@ -132,7 +132,7 @@ TYPED_TEST(MlpInit, SameOnEveryBackend) {
 TEST(MlpMisuse, InternalErrors) {
   hpt::MlpOptions o;
   o.layers = {3, 4, 2};
-  hpt::Mlp<Kokkos::Serial, double> net(o);
+  hpt::Mlp<hpt::test::HostReference, double> net(o);
   hpt::Batch<double, Kokkos::HostSpace> batch;
   hpt::View2<double, Kokkos::HostSpace> x("x", 5, 3);
   hpt::View1<int, Kokkos::HostSpace> labels("labels", 5);

@@ -94,7 +94,7 @@ TEST(RssmDynamics, InitialisationAndParameterVisit) {
   for (std::size_t i = 0; i < h.span(); ++i) EXPECT_EQ(h.data()[i], hpt::real(0));
 }
 
-#if defined(KOKKOS_ENABLE_OPENMP)
+#if defined(KOKKOS_ENABLE_OPENMP) && defined(KOKKOS_ENABLE_SERIAL)
 TEST(RssmDynamics, InitialisationIdenticalOnSerialAndOpenMP) {
   hpt::RssmParams<double, Kokkos::HostSpace> a(2, 33, 5, 9), b(2, 33, 5, 9);
   hpt::initialize_rssm_params(Kokkos::Serial(), a, 7);

@@ -13,15 +13,54 @@
 
 namespace hpt::test {
 
-// Every enabled backend; one test source runs on each (docs/architecture.md#tests).
-using Backends = ::testing::Types<
+namespace detail {
+template <class... T>
+struct List {};
+
+// Concatenates Lists; `types` is the result as gtest's type list.
+template <class... Lists>
+struct Join;
+template <class... T>
+struct Join<List<T...>> {
+  using type = List<T...>;
+  using types = ::testing::Types<T...>;
+};
+template <class... A, class... B, class... Rest>
+struct Join<List<A...>, List<B...>, Rest...> : Join<List<A..., B...>, Rest...> {};
+
+// Each backend as a list of one, or of none where the Kokkos build leaves it out (Serial too:
+// a build may enable OpenMP alone).
 #if defined(KOKKOS_ENABLE_CUDA)
-    Kokkos::Cuda,
+using CudaIfEnabled = List<Kokkos::Cuda>;
+#else
+using CudaIfEnabled = List<>;
 #endif
 #if defined(KOKKOS_ENABLE_OPENMP)
-    Kokkos::OpenMP,
+using OpenMPIfEnabled = List<Kokkos::OpenMP>;
+#else
+using OpenMPIfEnabled = List<>;
 #endif
-    Kokkos::Serial>;
+#if defined(KOKKOS_ENABLE_SERIAL)
+using SerialIfEnabled = List<Kokkos::Serial>;
+#else
+using SerialIfEnabled = List<>;
+#endif
+}  // namespace detail
+
+// Every enabled backend; one test source runs on each (docs/architecture.md#tests).
+using EnabledSpaces =
+    detail::Join<detail::CudaIfEnabled, detail::OpenMPIfEnabled, detail::SerialIfEnabled>::type;
+using Backends =
+    detail::Join<detail::CudaIfEnabled, detail::OpenMPIfEnabled, detail::SerialIfEnabled>::types;
+
+// CaseOf<Space, Element> for every enabled space and each element type, space by space.
+template <template <class, class> class CaseOf, class Space, class... Elements>
+using CasesOfSpace = detail::List<CaseOf<Space, Elements>...>;
+template <template <class, class> class CaseOf, class Spaces, class... Elements>
+struct CasesOf;
+template <template <class, class> class CaseOf, class... Spaces, class... Elements>
+struct CasesOf<CaseOf, detail::List<Spaces...>, Elements...>
+    : detail::Join<detail::List<>, CasesOfSpace<CaseOf, Spaces, Elements...>...> {};
 
 template <class Space, class Real>
 struct Case {
@@ -30,14 +69,14 @@ struct Case {
 };
 
 // Backends × {float, double}.
-using BackendsAndPrecisions = ::testing::Types<
-#if defined(KOKKOS_ENABLE_CUDA)
-    Case<Kokkos::Cuda, float>, Case<Kokkos::Cuda, double>,
+using BackendsAndPrecisions = CasesOf<Case, EnabledSpaces, float, double>::types;
+
+// The host space of reference runs that compare backends: Serial where the build has it.
+#if defined(KOKKOS_ENABLE_SERIAL)
+using HostReference = Kokkos::Serial;
+#else
+using HostReference = Kokkos::DefaultHostExecutionSpace;
 #endif
-#if defined(KOKKOS_ENABLE_OPENMP)
-    Case<Kokkos::OpenMP, float>, Case<Kokkos::OpenMP, double>,
-#endif
-    Case<Kokkos::Serial, float>, Case<Kokkos::Serial, double>>;
 
 // Relative tolerance for a computation of `terms` accumulated terms in precision Real.
 template <class Real>

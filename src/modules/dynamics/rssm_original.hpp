@@ -82,8 +82,8 @@ class OriginalRssm {
   View2<real> latents_;
   View2<real> traj_;
   OriginalRssmWork<real> work_;
-  View2<real>::HostMirror traj_host_;
-  View1<real>::HostMirror predicted_host_;
+  View2<real>::host_mirror_type traj_host_;
+  View1<real>::host_mirror_type predicted_host_;
   std::deque<double> errors_;  // the newest 50 recorded errors
   std::int64_t errors_recorded_ = 0, training_steps_ = 0;
 };

@@ -149,7 +149,7 @@ class OptimizerBase {
 
  private:
   double clip_norm_;
-  typename View1<double, memory_space>::HostMirror stats_host_;
+  typename View1<double, memory_space>::host_mirror_type stats_host_;
 };
 
 // The application's optimizer type: working precision on the default execution space.
