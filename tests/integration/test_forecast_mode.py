@@ -4,6 +4,7 @@ structure and scores, and malformed inputs refused with exit 2, a message naming
 line/dataset, and nothing written."""
 import os
 import subprocess
+import sys
 
 import numpy as np
 
@@ -12,7 +13,7 @@ from hptest import args, check, deck_path, finish, h5, run
 a = args()
 deck = deck_path(a.root, "forecast.ini")
 sweep = os.path.join(a.work, "sweep")
-p = subprocess.run(["/usr/bin/python3", os.path.join(a.root, "run", "sweep"), "--small", "--hpt",
+p = subprocess.run([sys.executable, os.path.join(a.root, "run", "sweep"), "--small", "--hpt",
                     a.hpt, "--out", sweep], capture_output=True, text=True, timeout=600)
 check(p.returncode == 0, "run/sweep --small succeeds", p.stdout + p.stderr)
 check("(diverged)" in p.stdout, "the small sweep has a diverged run", p.stdout)

@@ -94,7 +94,7 @@ with h5py.File(os.path.join(out, "digits-sgd_compare.h5"), "r") as f:
 
 # The comparison of a real run plots (validation loss against backward passes, 1000 x 600 px).
 png = os.path.join(out, "compare.png")
-p = subprocess.run(["/usr/bin/python3", os.path.join(a.root, "run/post/hpt-plot"),
+p = subprocess.run([sys.executable, os.path.join(a.root, "run/post/hpt-plot"),
                     os.path.join(out, "digits-sgd_compare.h5"), "-o", png], capture_output=True, text=True)
 size = struct.unpack(">II", open(png, "rb").read(24)[16:24]) if os.path.exists(png) else None
 hptest.check(p.returncode == 0 and size == (1000, 600), "run/post/hpt-plot draws the comparison",

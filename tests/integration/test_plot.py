@@ -37,7 +37,7 @@ def png_size(path):
 
 
 def plot(path, *extra):
-    return subprocess.run([plot_cmd, path] + list(extra), capture_output=True, text=True,
+    return subprocess.run([sys.executable, plot_cmd, path] + list(extra), capture_output=True, text=True,
                           timeout=120)
 
 
@@ -53,7 +53,7 @@ def plotted(path, kind, *extra, out=None):
     return png
 
 
-r = subprocess.run([plot_cmd, "--help"], capture_output=True, text=True)
+r = subprocess.run([sys.executable, plot_cmd, "--help"], capture_output=True, text=True)
 check(r.returncode == 0 and all(f"({w} x {h})" in r.stdout for w, h in SIZES.values()),
       "--help lists the kinds and pixel sizes", r.stdout + r.stderr)
 
@@ -114,7 +114,7 @@ check(hpt_file.parse_code_legend("") == {} and hpt_file.parse_code_legend("3 x y
 
 # --- forecast output: synthetic curves, small ensemble.
 curves = os.path.join(a.work, "curves.h5")
-p = subprocess.run(["/usr/bin/python3", os.path.join(a.root, "run", "synthetic-curves"), "--runs",
+p = subprocess.run([sys.executable, os.path.join(a.root, "run", "synthetic-curves"), "--runs",
                     "6", "--steps", "300", "--out", curves], capture_output=True, text=True)
 check(p.returncode == 0, "synthetic curves written", p.stdout + p.stderr)
 out = os.path.join(a.work, "forecast")
