@@ -93,9 +93,9 @@ CurveForecast RssmCurveForecaster::forecast(const CurveState& state) {
   f.q05 = f.q50 = f.q95 = f.mean;
   f.paths_last.assign(std::size_t(R) * std::size_t(f.paths), nan);
   const auto active = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), state.active);
-  const auto last = Kokkos::create_mirror_view_and_copy(
-      Kokkos::HostSpace(),
-      Kokkos::subview(windows_, Kokkos::ALL(), Kokkos::ALL(), Kokkos::ALL(), K - 1));
+  // The whole (R, N, E, K) block: its last-horizon slice is strided, and Kokkos copies strided
+  // views only within one memory space.
+  const auto windows = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), windows_);
   auto q = Kokkos::create_mirror_view(stats_.loss_quantiles);
   auto moments = Kokkos::create_mirror_view(stats_.member_moments);
   auto log_of = [](double L) { return std::log(std::max(L, kMinLoss)); };
@@ -118,7 +118,7 @@ CurveForecast RssmCurveForecaster::forecast(const CurveState& state) {
     for (int n = 0; n < N; ++n)
       for (int m = 0; m < E; ++m)
         f.paths_last[std::size_t(r) * std::size_t(f.paths) + std::size_t(n * E + m)] =
-            log_of(last(r, n, m));
+            log_of(windows(r, n, m, K - 1));
   }
   return f;
 }
