@@ -15,11 +15,11 @@
 
 namespace hpt::test {
 
-// The host model of a run (HostRun, apply_record) and the random records are the plain references of
-// kernels/reference/encode_reference.hpp, shared with the bench.
-using reference::HostRun;
+// The host model of a run (HostRun, apply_record) and the random records are the plain references
+// of kernels/reference/encode_reference.hpp, shared with the bench.
 using reference::apply_record;
 using reference::as_stored;
+using reference::HostRun;
 using reference::random_record;
 
 // Pushes records step by step: steps[t][r] is run r's record of step t (one kernel per step, as in

@@ -75,10 +75,9 @@ TEST(RssmDynamics, InitialisationAndParameterVisit) {
     for (std::size_t i = 0; i < count; ++i) {
       const double u = hpt::rng::uniform(hpt::rng::key(42, visited, 0, i));
       // The log-variance bias (second head output) starts at log(1e-4): sigma_delta = 0.01.
-      const double expect = name == "loss_head.b" && i % 2 == 1 ? std::log(1e-4)
-                                                                 : -limit + 2.0 * limit * u;
-      EXPECT_TRUE(hpt::test::near_rel(values[i], expect,
-                                      hpt::test::tolerance<hpt::real>()))
+      const double expect =
+          name == "loss_head.b" && i % 2 == 1 ? std::log(1e-4) : -limit + 2.0 * limit * u;
+      EXPECT_TRUE(hpt::test::near_rel(values[i], expect, hpt::test::tolerance<hpt::real>()))
           << name << " " << i;
       max_abs = std::fmax(max_abs, std::fabs(values[i]));
     }
