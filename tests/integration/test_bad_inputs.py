@@ -39,7 +39,7 @@ def out(name):
 
 # Sizes that cannot fit in memory on any node (defect 2): tens of TB and more, so the cases hold on large hosts too.
 refused("huge model", xor, ["model.layers=2,1000000,1000000,2"], ["model.layers", "bytes", "available"], out("m1"))
-# About 2.2 PB of rows (2e9 x 100000 features): beyond any node, so the case holds on hosts of any size.
+# About 2.2 PB of rows (2e9 x 100000 features).
 refused("huge data set", xor, ["dataset.style=teacher", "dataset.teacher_layers=100000,8,1",
                                "dataset.samples=2000000000", "model.layers=100000,8,1"],
         ["dataset.samples = 2000000000", "dataset.teacher_layers = 100000,8,1", "available"], out("m2"))

@@ -50,8 +50,7 @@ using SerialIfEnabled = List<>;
 // Every enabled backend; one test source runs on each (docs/architecture.md#tests).
 using EnabledSpaces =
     detail::Join<detail::CudaIfEnabled, detail::OpenMPIfEnabled, detail::SerialIfEnabled>::type;
-using Backends =
-    detail::Join<detail::CudaIfEnabled, detail::OpenMPIfEnabled, detail::SerialIfEnabled>::types;
+using Backends = detail::Join<EnabledSpaces>::types;
 
 // CaseOf<Space, Element> for every enabled space and each element type, space by space.
 template <template <class, class> class CaseOf, class Space, class... Elements>
