@@ -10,9 +10,10 @@ class ProgressPrinter {
  public:
   ProgressPrinter(std::int64_t total_steps, int every, std::int64_t start_step)
       : total_(total_steps), every_(every), last_step_(start_step) {}
-  // Prints the line of `step` when it is due; `now` is seconds since the run began.
-  void maybe_print(std::int64_t step, double now, double loss, double val_loss, double val_accuracy,
-                   double lr);
+  // Prints the line of `step` when it is due; `now` is seconds since the run began, `predicted`
+  // whether the step was a predicted one (its loss is NaN when it made no forward pass).
+  void maybe_print(std::int64_t step, double now, double loss, bool predicted, double val_loss,
+                   double val_accuracy, double lr);
 
  private:
   std::int64_t total_;

@@ -141,7 +141,7 @@ TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace,
     if (std::isfinite(s.loss.loss)) sum.final_loss = s.loss.loss;
     Kokkos::Profiling::popRegion();
 
-    progress.maybe_print(step, now, s.loss.loss, last_val.loss, last_val.accuracy, s.lr);
+    progress.maybe_print(step, now, s.loss.loss, !s.real, last_val.loss, last_val.accuracy, s.lr);
     if (const int sig = stop_signal_received()) {
       sum.stop_signal = sig;
       sum.last_checkpoint = write_checkpoint(step, trace, sum);
