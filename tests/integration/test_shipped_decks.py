@@ -92,6 +92,19 @@ for deck, sets in [("xor.ini", ["train.steps=100"]),
             hptest.check(len(steps) > 0 and steps[0] == 1 and np.all(np.diff(steps) == 1), f"{name}: trace steps 1..n")
             hptest.check(np.all(np.isfinite(loss)), f"{name}: finite losses")
             hptest.check(loss[-10:].mean() < loss[:10].mean(), f"{name}: the loss decreases")
+# the tuned decks with their hybrid configuration, shortened to one seed: the comparison runs and tries blocks.
+hybrid_decks = os.path.join(a.root, "inputs/reference/tuned/hybrid")
+for deck in sorted(os.listdir(hybrid_decks)):
+    name = deck[:-4]
+    r = hptest.run(a.hpt, os.path.join(hybrid_decks, deck), f"output.dir={out}", "train.steps=400",
+                   "compare.seeds=41", "compare.budget_lr_factors=1", extra=("--compare",))
+    hptest.check(r.returncode == 0, f"tuned/hybrid/{deck} compares (shortened)", r.stderr[-600:])
+    q = os.path.join(out, f"{name}_compare.h5")
+    if os.path.exists(q):
+        with h5py.File(q, "r") as f:
+            h = f["seeds/41/hybrid"].attrs
+            tried = h["blocks_accepted"] + h["blocks_rolled_back"]
+        hptest.check(header_ok(q, "compare") and tried > 0, f"tuned/hybrid/{deck}: the hybrid arm tries blocks ({tried})")
 # --help: every section and key documented with its default; value ranges only on numeric options.
 import subprocess
 h = subprocess.run([a.hpt, "--help"], capture_output=True, text=True, timeout=60)
