@@ -52,14 +52,18 @@ using EnabledSpaces =
     detail::Join<detail::CudaIfEnabled, detail::OpenMPIfEnabled, detail::SerialIfEnabled>::type;
 using Backends = detail::Join<EnabledSpaces>::types;
 
-// CaseOf<Space, Element> for every enabled space and each element type, space by space.
+namespace detail {
+// CaseOf<Space, Element> for one space and each element type.
 template <template <class, class> class CaseOf, class Space, class... Elements>
-using CasesOfSpace = detail::List<CaseOf<Space, Elements>...>;
+using CasesOfSpace = List<CaseOf<Space, Elements>...>;
+}  // namespace detail
+
+// CaseOf<Space, Element> for every enabled space and each element type, space by space.
 template <template <class, class> class CaseOf, class Spaces, class... Elements>
 struct CasesOf;
 template <template <class, class> class CaseOf, class... Spaces, class... Elements>
 struct CasesOf<CaseOf, detail::List<Spaces...>, Elements...>
-    : detail::Join<detail::List<>, CasesOfSpace<CaseOf, Spaces, Elements...>...> {};
+    : detail::Join<detail::List<>, detail::CasesOfSpace<CaseOf, Spaces, Elements...>...> {};
 
 template <class Space, class Real>
 struct Case {
