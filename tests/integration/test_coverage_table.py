@@ -39,10 +39,10 @@ def write_trace(path, origin, horizon, resolved, inside):
 
 
 # 1. Two synthetic runs of one horizon (10), forecasts every 10 steps from step 0, each scored 20 steps later, so
-# the forecast made at 10 j was issued with max(0, j - 1) scores known (the one scored at its own step counts). Run A: 12 forecasts, misses at j = 0, 1
-# (issued with 0 known) and 11 (10 known): coverage 9/12. Run B: 6 forecasts, a miss at j = 5: 5/6. With
-# --known 3: issued with < 3 known are j = 0..3 of both runs (8 forecasts, 2 misses), the rest 10 forecasts with
-# 2 misses.
+# the forecast made at 10 j was issued with max(0, j - 1) scores known (the one scored at its own step counts).
+# Run A: 12 forecasts, misses at j = 0, 1 (issued with 0 known) and 11 (10 known): coverage 9/12. Run B: 6
+# forecasts, a miss at j = 5: 5/6. With --known 3: issued with < 3 known are j = 0..3 of both runs (8 forecasts,
+# 2 misses), the rest 10 forecasts with 2 misses.
 syn = os.path.join(a.work, "syn")
 os.makedirs(syn)
 j = np.arange(12)

@@ -65,6 +65,19 @@ def require(columns, names, where, path):
                                  f"columns {', '.join(names)}")
 
 
+def trace_table(path, name, columns):
+    """The table `name` of the training trace at `path`, with at least `columns`; PlotInputError if
+    the file is not a trace or lacks them."""
+    f, kind = open_output(path)
+    with f:
+        if kind != "trace":
+            raise PlotInputError(f"file '{path}' is an hpt {kind} file; expected a training trace "
+                                 "(hpt_kind trace)")
+        t = table(f, name, path)
+    require(t, columns, f"/{name}", path)
+    return t
+
+
 def parse_code_legend(legend):
     """'0 start, 1 restart, 5 end' -> {0: 'start', 1: 'restart', 5: 'end'}. Entries that do not
     start with an integer are ignored."""
