@@ -96,7 +96,10 @@ DivergenceVerdict DivergenceMonitor::check(const StepSignals& step) const {
     else if (g > limit)
       raise(v, Alarm::Warning, "gradient norm explodes");
     else if (g < t_.grad_vanish * s_.grad_baseline)
-      raise(v, Alarm::Warning, "gradient norm vanishes", false);
+      raise(v, Alarm::Warning,
+            "gradient norm vanishes; if the loss is converging, monitor.grad_vanish = 0 turns this "
+            "check off",
+            false);
   }
   if (step.has_forecast && std::isfinite(step.forecast)) {
     const double rel = std::fabs(loss - step.forecast) / std::max(std::fabs(loss), 0.1);

@@ -147,7 +147,7 @@ void HybridPolicy::after_step(std::int64_t step, StepOutcome& out, const View2<r
       finish_block(step, out);
       if (verdict.level >= Alarm::Warning && out.verdict > 0) {
         controller_.warning();
-        warn(step, out.loss.loss, verdict);
+        warn(step, out.loss.loss, verdict.reason);
       }
     }
     return;
@@ -159,7 +159,7 @@ void HybridPolicy::after_step(std::int64_t step, StepOutcome& out, const View2<r
   }
   if (verdict.level == Alarm::Warning) {
     controller_.warning();
-    warn(step, out.loss.loss, verdict);
+    warn(step, out.loss.loss, verdict.reason);
     return;
   }
   if (controller_.real_step_done()) decide(step, features);
@@ -261,21 +261,16 @@ void HybridPolicy::finish_block(std::int64_t step, StepOutcome& out) {
   events_.push_back({step, TraceEvent::Rollback, ratio, ""});
 }
 
-void HybridPolicy::warn(std::int64_t step, double loss, const DivergenceVerdict& verdict) {
+void HybridPolicy::warn(std::int64_t step, double loss, const std::string& reason) {
   // Every warning is in the trace; the console hears of it once per episode (warnings further apart
   // than the Full block a warning forces).
   const bool new_episode = step - last_warning_ > 2 * std::int64_t(settings_.full_steps);
   last_warning_ = step;
-  std::string msg;
-  if (new_episode) {
-    msg = "divergence warning at step " + std::to_string(step) + " (" + verdict.reason +
-          "): a Full block of " + std::to_string(2 * settings_.full_steps) + " steps";
-    // The only non-divergent warning is a vanishing gradient, which a converging run shows too
-    // when its first steps' gradients were large; then it blocks predicting for good.
-    if (!verdict.divergent)
-      msg += " (if the loss is converging, monitor.grad_vanish = 0 turns this check off)";
-  }
-  events_.push_back({step, TraceEvent::DivergenceWarning, loss, msg});
+  events_.push_back({step, TraceEvent::DivergenceWarning, loss,
+                     new_episode ? "divergence warning at step " + std::to_string(step) + " (" +
+                                       reason + "): a Full block of " +
+                                       std::to_string(2 * settings_.full_steps) + " steps"
+                                 : std::string()});
 }
 
 void HybridPolicy::restore_after_alarm(std::int64_t step, double loss, const std::string& why) {

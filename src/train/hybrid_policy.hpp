@@ -45,7 +45,7 @@ class HybridPolicy final : public StepPolicy {
   void decide(std::int64_t step, const View2<real>& features);
   void finish_block(std::int64_t step, StepOutcome& outcome);
   void restore_after_alarm(std::int64_t step, double loss, const std::string& why);
-  void warn(std::int64_t step, double loss, const DivergenceVerdict& verdict);
+  void warn(std::int64_t step, double loss, const std::string& reason);
   double probe_loss();
   double scale_block_motion();
   int phase_code() const;

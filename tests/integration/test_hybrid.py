@@ -235,7 +235,7 @@ _, ev = trace(out)
 kinds = list(ev["kind"])
 hptest.check(kinds.count(9) > 0 and kinds.count(10) == 0, "vanishing gradients warn and never become critical",
              str(kinds)[:500])
-hptest.check("(gradient norm vanishes)" in r.stdout and "monitor.grad_vanish = 0 turns this check off" in r.stdout,
+hptest.check("(gradient norm vanishes;" in r.stdout and "monitor.grad_vanish = 0 turns this check off" in r.stdout,
              "the console's warning names the vanishing gradient and monitor.grad_vanish", r.stdout[-1500:])
 r = hptest.run(a.hpt, deck, *base, f"output.dir={out}_off", "monitor.grad_vanish=0")
 hptest.check(r.returncode == 0 and "turns this check off" not in r.stdout and "vanishes" not in r.stdout,
