@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "core/rng.hpp"
-#include "kernels/encode_original.hpp"
+#include "kernels/encode_prototype.hpp"
 #include "kernels/encode_rich.hpp"
 
 namespace hpt::app {
@@ -254,14 +254,14 @@ double encoder_reference_deviation(const std::string& style, const TelemetryHist
   if (style == "rich")
     encode_rich(ExecSpace(), history, raw);
   else
-    encode_original(ExecSpace(), history, raw);
+    encode_prototype(ExecSpace(), history, raw);
   const auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), raw);
   double worst = 0;
   for (std::size_t r = 0; r < host.size(); ++r) {
     const auto ref =
         style == "rich"
             ? reference::host_rich(host[r], history.loss_capacity(), history.other_capacity())
-            : reference::host_original(host[r], history.loss_capacity(), history.other_capacity());
+            : reference::host_prototype(host[r], history.loss_capacity(), history.other_capacity());
     for (int f = 0; f < kFeatures; ++f) {
       const double a = got(r, f), b = ref[std::size_t(f)];
       if (std::isnan(a) && std::isnan(b)) continue;  // the parity encoder's NaN loss on a fresh run

@@ -10,7 +10,7 @@
 #include "kernels/ensemble_rollout.hpp"
 #include "kernels/reference/encode_reference.hpp"
 #include "kernels/telemetry_history.hpp"
-#include "modules/encoder/encoder.hpp"
+#include "physics-style-modules/encoder/encoder.hpp"
 
 namespace hpt::app {
 

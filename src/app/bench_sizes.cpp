@@ -1,6 +1,6 @@
 #include "app/bench_sizes.hpp"
 
-#include "app/deck_lists.hpp"
+#include "core/config_lists.hpp"
 #include "core/error.hpp"
 
 namespace hpt::app {

@@ -71,7 +71,7 @@ int run(int argc, char** argv) {
   if (mode == "bench") hpt::app::check_bench_inputs(ctx);
   if (mode == "forecast") hpt::app::check_forecast_inputs(ctx);
   if (mode == "compare") hpt::app::check_compare_inputs(ctx);
-  const hpt::app::MemoryNeed need = hpt::app::estimate_memory_need(config, mode);
+  const hpt::MemoryNeed need = hpt::app::estimate_memory_need(config, mode);
 
   std::vector<std::string> kargs{argv[0]};
   if (config.get_int("run.threads") > 0)

@@ -8,14 +8,17 @@
 #include <type_traits>
 
 #include "app/bench_sizes.hpp"
-#include "app/deck_lists.hpp"
+#include "core/config_lists.hpp"
 #include "core/error.hpp"
+#include "core/registry.hpp"
 #include "core/types.hpp"
 #include "io/curve_files.hpp"
 #include "io/dataset_files.hpp"
-#include "modules/dataset/synthetic.hpp"
-#include "modules/model/mlp.hpp"
-#include "modules/update/register.hpp"
+#include "physics-style-modules/dataset/register.hpp"
+#include "physics-style-modules/dynamics/register.hpp"
+#include "physics-style-modules/encoder/register.hpp"
+#include "physics-style-modules/model/register.hpp"
+#include "physics-style-modules/update/register.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime.h>
@@ -26,7 +29,6 @@ namespace hpt::app {
 namespace {
 
 constexpr double kReal = sizeof(real);
-constexpr int kValidationRows = 1024;  // the trainer's validation chunk
 
 std::string gib(double bytes) {
   char buf[48];
@@ -34,113 +36,64 @@ std::string gib(double bytes) {
   return buf;
 }
 
-// Parameters, GRU and heads of E members (see modules/dynamics/rssm): the leading terms.
-double dynamics_bytes(double E, double H, double I, double S) {
-  return E * (3 * H * (I + H) + 6 * H + 2 * S * H + 2 * S + 2 * (H + S) + 2) * kReal;
-}
-
 // Loss paths, final latents and hidden norms of a rollout (RolloutOutputs).
 double rollout_bytes(double N, double E, double H, double Y) {
   return N * E * ((Y + 1) + H + Y) * kReal;
 }
 
-double history_bytes(const Config& c, double runs) {
-  const double loss = double(c.get_int("encoder.loss_history"));
-  const double other = double(c.get_int("encoder.grad_history"));
-  return runs * (loss + 16 * other + 64) * kReal + runs * 2 * kFeatures * kReal;
-}
-
-// The RSSM trained online: values, gradients and three Adam buffers of its parameters, the BPTT
-// window's activations, and the rings of `runs` runs.
-double forecaster_bytes(const Config& c, double runs) {
-  const double E = double(c.get_int("dynamics.members")), H = double(c.get_int("dynamics.hidden"));
-  const double S = double(c.get_int("dynamics.stochastic")), K = double(c.get_int("dynamics.bptt"));
-  return 5 * dynamics_bytes(E, H, kFeatures, S) + E * K * (10 * H + 6 * S) * kReal +
-         runs * (K + 1) * (kFeatures + 1 + E * H) * kReal;
-}
-
-std::string forecaster_keys(const Config& c) {
-  return "dynamics.members = " + std::to_string(c.get_int("dynamics.members")) +
-         ", dynamics.hidden = " + std::to_string(c.get_int("dynamics.hidden")) +
-         ", dynamics.bptt = " + std::to_string(c.get_int("dynamics.bptt"));
+// The data set and the model as their styles report them.
+MemoryNeed data_and_model_need(const Config& c) {
+  Registry<Dataset> datasets("dataset");
+  register_dataset_styles(datasets, {}, [](const std::string& path) {
+    const io::DeclaredShape s = io::declared_x_shape(path);
+    return std::pair<long, long>(long(s.rows), long(s.columns));
+  });
+  Registry<Model> models("model");
+  register_model_styles(models);
+  MemoryNeed need = models.memory_need(c.get_string("model.style"), c);
+  need += datasets.memory_need(c.get_string("dataset.style"), c);
+  return need;
 }
 
 MemoryNeed train_need(const Config& c) {
-  MemoryNeed need;
-  const std::string style = c.get_string("dataset.style");
-  double rows = 0, features = 0, outputs = 1;
-  std::string data_key;
-  if (style == "xor" || style == "spirals") {
-    rows = double(c.get_int("dataset.samples")), features = 2;
-    data_key = "dataset.samples = " + std::to_string(c.get_int("dataset.samples"));
-  } else if (style == "teacher") {
-    const auto w = parse_teacher_layers(c.get_string("dataset.teacher_layers"));
-    rows = double(c.get_int("dataset.samples"));
-    features = w.front(), outputs = w.back();
-    double teacher = 0;
-    for (std::size_t i = 0; i + 1 < w.size(); ++i) teacher += double(w[i]) * w[i + 1];
-    need.bytes += teacher * 8 + rows * outputs * 8;
-    data_key = "dataset.samples = " + std::to_string(c.get_int("dataset.samples")) +
-               ", dataset.teacher_layers = " + c.get_string("dataset.teacher_layers");
-  } else if (style == "digits") {
-    rows = 1797, features = 64;
-  } else if (style == "hdf5") {
-    const io::DeclaredShape s = io::declared_x_shape(c.get_string("dataset.path"));
-    rows = double(s.rows), features = double(s.columns);
-    data_key = "dataset.path = '" + c.get_string("dataset.path") + "' (/X declares " +
-               std::to_string(s.rows) + " x " + std::to_string(s.columns) + ")";
-  }
-  // Rows are read in double on the host, then copied to the device in `real`.
-  need.bytes += rows * (features + outputs) * (8 + kReal);
-
-  const auto widths = parse_layer_sizes(c.get_string("model.layers"), "model.layers");
-  double params = 0, width_sum = 0;
-  for (std::size_t i = 0; i + 1 < widths.size(); ++i)
-    params += double(widths[i]) * widths[i + 1] + widths[i + 1];
-  for (int w : widths) width_sum += w;
-  // Values, gradients and up to three optimizer buffers (moments, previous update).
-  need.bytes += 5 * params * kReal;
-  const double batch =
-      double(std::max<std::int64_t>(c.get_int("train.batch_size"), kValidationRows));
-  need.bytes += 3 * batch * width_sum * kReal;  // activations, their gradients, pre-activations
-  need.bytes += history_bytes(c, 1);
+  MemoryNeed need = data_and_model_need(c);
+  need.bytes += encoder_history_bytes(c, 1);
   const bool hybrid = c.get_string("train.hybrid") == "on";
-  if (c.get_bool("train.forecaster") || hybrid) need.bytes += forecaster_bytes(c, 1);
+  if (c.get_bool("train.forecaster") || hybrid) {
+    MemoryNeed forecaster = rssm_training_memory(c, 1);
+    forecaster.keys = (c.get_bool("train.forecaster") ? "train.forecaster on: "
+                                                      : "forecaster of the hybrid loop: ") +
+                      forecaster.keys;
+    need += forecaster;
+  }
   if (hybrid) {
     // The snapshot (parameters and optimizer state) and the update predictor's kept buffers.
-    const double kept = update_parameter_copies(c);
-    need.bytes += (4 + kept) * params * kReal;
+    need.bytes += (4 + update_parameter_copies(c)) * need.parameters * kReal;
+    need.keys += ", train.hybrid = on with update.style = " + c.get_string("update.style");
   }
-  need.keys =
-      "model.layers = " + c.get_string("model.layers") +
-      ", train.batch_size = " + std::to_string(c.get_int("train.batch_size")) +
-      (data_key.empty() ? "" : ", " + data_key) +
-      (c.get_bool("train.forecaster") ? ", train.forecaster on: " + forecaster_keys(c)
-       : hybrid                       ? ", forecaster of the hybrid loop: " + forecaster_keys(c)
-                                      : "") +
-      (hybrid ? ", train.hybrid = on with update.style = " + c.get_string("update.style") : "");
   return need;
 }
 
 MemoryNeed forecast_need(const Config& c) {
   // The curves were read and checked before (check_forecast_inputs); read again for their sizes.
-  const io::CurveSet curves = io::read_curves(c.get_string("forecast.input"), true);
+  const forecast::CurveSet curves = io::read_curves(c.get_string("forecast.input"), true);
   double T = 0;
   for (const auto& run : curves.runs) T += double(run.steps.size());
   const double R = double(curves.runs.size());
   const double E = double(c.get_int("dynamics.members")), H = double(c.get_int("dynamics.hidden"));
   const double N = double(c.get_int("forecast.scenarios"));
   double max_h = 0;
-  for (long h : parse_positive_list(c.get_string("forecast.horizons"), "forecast.horizons"))
+  for (long h :
+       parse_positive_list(c.get_string("forecast.horizons"), "forecast.horizons", "10,50,100,200"))
     max_h = std::max(max_h, double(h));
   MemoryNeed need;
-  need.bytes = forecaster_bytes(c, R) + history_bytes(c, R) + R * E * H * 2 * kReal +
+  const MemoryNeed forecaster = rssm_training_memory(c, R);
+  need.bytes = forecaster.bytes + encoder_history_bytes(c, R) + R * E * H * 2 * kReal +
                rollout_bytes(R * N, E, H, max_h + 5) + T * 8 * 6;
   need.keys = "forecast.input = '" + c.get_string("forecast.input") + "' (" +
               std::to_string(curves.runs.size()) +
               " runs), forecast.scenarios = " + std::to_string(c.get_int("forecast.scenarios")) +
-              ", forecast.horizons = " + c.get_string("forecast.horizons") + ", " +
-              forecaster_keys(c);
+              ", forecast.horizons = " + c.get_string("forecast.horizons") + ", " + forecaster.keys;
   return need;
 }
 
@@ -149,7 +102,8 @@ MemoryNeed rollout_need(const Config& c) {
   const double S = double(c.get_int("dynamics.stochastic"));
   const double N = double(c.get_int("rollout.scenarios")), Y = double(c.get_int("rollout.horizon"));
   MemoryNeed need;
-  need.bytes = dynamics_bytes(E, H, kFeatures, S) + rollout_bytes(N, E, H, Y) + history_bytes(c, 1);
+  need.bytes = rssm_parameter_bytes(E, H, kFeatures, S) + rollout_bytes(N, E, H, Y) +
+               encoder_history_bytes(c, 1);
   need.keys = "rollout.scenarios = " + std::to_string(c.get_int("rollout.scenarios")) +
               ", dynamics.members = " + std::to_string(c.get_int("dynamics.members")) +
               ", rollout.horizon = " + std::to_string(c.get_int("rollout.horizon")) +
@@ -162,11 +116,12 @@ MemoryNeed bench_need(const Config& c) {
   double largest_rollout = 0;
   for (const RolloutSize& s : parse_rollout_sizes(c.get_string("bench.sizes"), "bench.sizes"))
     largest_rollout =
-        std::max(largest_rollout, dynamics_bytes(s.members, s.hidden, s.input, s.stochastic) +
+        std::max(largest_rollout, rssm_parameter_bytes(s.members, s.hidden, s.input, s.stochastic) +
                                       rollout_bytes(s.scenarios, s.members, s.hidden, s.horizon));
   double largest_encode = 0;
   const double history = double(c.get_int("bench.encoder_history"));
-  for (long r : parse_positive_list(c.get_string("bench.encoder_runs"), "bench.encoder_runs"))
+  for (long r : parse_positive_list(c.get_string("bench.encoder_runs"), "bench.encoder_runs",
+                                    "1,1024,65536"))
     largest_encode = std::max(largest_encode, double(r) * (17 * history + 2 * kFeatures) * kReal);
   const double copy = 2.0 * double(c.get_int("bench.copy_mb")) * 1024 * 1024;
   need.bytes = largest_rollout + largest_encode + copy;

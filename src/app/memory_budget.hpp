@@ -6,13 +6,9 @@
 #include <string>
 
 #include "core/config.hpp"
+#include "core/memory_need.hpp"
 
 namespace hpt::app {
-
-struct MemoryNeed {
-  double bytes = 0;  // leading terms of the run's allocations
-  std::string keys;  // the deck keys (with values) that set them
-};
 
 // What `mode` needs for the deck `config` (train, rollout, bench).
 MemoryNeed estimate_memory_need(const Config& config, const std::string& mode);

@@ -7,7 +7,7 @@
 
 #include "app/bench_reference.hpp"
 #include "app/bench_sizes.hpp"
-#include "app/deck_lists.hpp"
+#include "core/config_lists.hpp"
 #include "app/output_location.hpp"
 #include "core/registry.hpp"
 #include "core/version.hpp"
@@ -17,7 +17,7 @@
 #include "kernels/ensemble_rollout.hpp"
 #include "kernels/ensemble_rollout_dispatch.hpp"
 #include "kernels/gru_step.hpp"
-#include "modules/encoder/register.hpp"
+#include "physics-style-modules/encoder/register.hpp"
 
 namespace hpt::app {
 
@@ -26,7 +26,8 @@ void declare_bench_options(OptionSchema& s) {
                "named rollout sizes to time (docs/bench.md) (comma-separated)");
   s.add_string("bench.encoder_runs", "1,1024,65536", "encoder batch sizes R (comma-separated)");
   s.add_int("bench.encoder_history", 256, "history length of every encoded run", 1, 1 << 20);
-  s.add_string("bench.encoder_styles", "rich,original", "encoder styles to time");
+  s.add_string("bench.encoder_styles", "rich,prototype",
+               "encoder styles to time, in this order (comma-separated)");
   s.add_int("bench.warmup", 2, "untimed runs before timing", 0, 1000);
   s.add_int("bench.repeat", 5, "timed runs; median and min are reported", 1, 100000);
   s.add_int("bench.reference_scenarios", 2,
@@ -43,7 +44,15 @@ void check_bench_inputs(const RunContext& ctx) {
   for (const char* suffix : {".csv", ".h5"})
     check_output_file(ctx.output_path(suffix), "output.name", ctx.output_dir);
   parse_rollout_sizes(ctx.config.get_string("bench.sizes"), "bench.sizes");
-  parse_positive_list(ctx.config.get_string("bench.encoder_runs"), "bench.encoder_runs");
+  parse_positive_list(ctx.config.get_string("bench.encoder_runs"), "bench.encoder_runs",
+                      "1,1024,65536");
+  Registry<Encoder> encoders("encoder");
+  register_encoder_styles(encoders);
+  const auto known = encoders.names();
+  for (const std::string& style : split_list(ctx.config.get_string("bench.encoder_styles")))
+    if (std::find(known.begin(), known.end(), style) == known.end())
+      throw InputError("bench.encoder_styles = '" + ctx.config.get_string("bench.encoder_styles") +
+                       "': '" + style + "' is not an encoder style (expected e.g. rich,prototype)");
 }
 
 namespace {
@@ -86,100 +95,114 @@ struct Row {
          peak_fraction = -1, gbs = 0, bw_fraction = -1, max_deviation = -1;
 };
 
-}  // namespace
+// The settings every timing shares.
+struct BenchSettings {
+  int warmup = 0, repeat = 0, ref_scenarios = 0;
+  double peak = 0;
+  std::uint64_t seed = 0;
+};
 
-int run_bench_mode(const RunContext& ctx) {
-  const Config& c = ctx.config;
-  const auto sizes = parse_rollout_sizes(c.get_string("bench.sizes"), "bench.sizes");
-  const auto runs = parse_positive_list(c.get_string("bench.encoder_runs"), "bench.encoder_runs");
-  const int warmup = int(c.get_int("bench.warmup")), repeat = int(c.get_int("bench.repeat"));
-  const double peak = c.get_real("bench.peak_gflops");
-  const int ref_scenarios = int(c.get_int("bench.reference_scenarios"));
-  std::vector<Row> rows;
+// The rollout kernel the dispatcher picks for one size, timed and checked against the host.
+Row bench_rollout(const RolloutSize& sz, const RolloutBenchInputs& in, RolloutOutputs<real>& out,
+                  const BenchSettings& b) {
+  const double flops = rollout_flops_per_member_step(sz.hidden, sz.input, sz.stochastic);
+  const double member_steps = double(sz.members) * sz.scenarios * sz.horizon;
+  Row r;
+  // The variant the dispatcher picks for this size, e.g. rollout/tiled-16.
+  r.kernel = std::string("rollout/") +
+             rollout_kernel_name<ExecSpace>(choose_rollout_kernel<ExecSpace, real>(
+                 sz.members, sz.scenarios, sz.hidden, sz.input, sz.stochastic));
+  r.size = sz.name;
+  r.E = sz.members, r.N = sz.scenarios, r.H = sz.hidden, r.Y = sz.horizon;
+  r.t = time_kernel(
+      [&] {
+        ensemble_rollout_auto(ExecSpace(), in.params, in.reset, in.h0, in.inputs, in.settings, out);
+      },
+      b.warmup, b.repeat);
+  r.us_per_step = r.t.median / sz.horizon * 1e6;
+  r.ns_per_member_step = r.t.median / member_steps * 1e9;
+  r.member_steps_per_s = member_steps / r.t.median;
+  r.gflops = flops * member_steps / r.t.median / 1e9;
+  if (b.peak > 0) r.peak_fraction = r.gflops / b.peak;
+  r.max_deviation = rollout_reference_deviation(in, out, b.ref_scenarios);
+  return r;
+}
 
-  const double copy_gbs = measure_copy_bandwidth(std::size_t(c.get_int("bench.copy_mb")), repeat);
-  std::cout << "\nmeasured device copy bandwidth: " << io::fmt(copy_gbs) << " GB/s\n";
+// One GRU step over all N x E rows of a size.
+Row bench_gru_step(const RolloutSize& sz, const RolloutBenchInputs& in, const Row& rollout,
+                   const BenchSettings& b) {
+  View3<real> x("hpt::bench_x", sz.scenarios, sz.members, sz.input);
+  View3<real> h("hpt::bench_h", sz.scenarios, sz.members, sz.hidden);
+  View3<real> h_out("hpt::bench_h_out", sz.scenarios, sz.members, sz.hidden);
+  fill_uniform(ExecSpace(), View1<real>(x.data(), x.size()), 11, 1, 0, 1.0);
+  fill_uniform(ExecSpace(), View1<real>(h.data(), h.size()), 11, 2, 0, 1.0);
+  Row g = rollout;
+  g.kernel = "gru_step";
+  g.Y = 1;
+  g.t = time_kernel([&] { gru_step(ExecSpace(), in.params.gru, in.reset, x, h, h_out); }, b.warmup,
+                    b.repeat * 10);
+  const double gru_ms = double(sz.members) * sz.scenarios;
+  g.us_per_step = g.t.median * 1e6;
+  g.ns_per_member_step = g.t.median / gru_ms * 1e9;
+  g.member_steps_per_s = gru_ms / g.t.median;
+  g.gflops = gru_step_flops(sz.hidden, sz.input) * gru_ms / g.t.median / 1e9;
+  g.peak_fraction = b.peak > 0 ? g.gflops / b.peak : -1;
+  g.max_deviation = gru_reference_deviation(in, x, h, h_out, b.ref_scenarios);
+  return g;
+}
 
-  for (const auto& sz : sizes) {
+void bench_rollout_sizes(const Config& c, const BenchSettings& b, std::vector<Row>& rows) {
+  for (const auto& sz : parse_rollout_sizes(c.get_string("bench.sizes"), "bench.sizes")) {
     Kokkos::Profiling::pushRegion("hpt::bench_rollout_" + sz.name);
-    RolloutBenchInputs in = make_rollout_bench_inputs(sz, std::uint64_t(c.get_int("run.seed")));
+    RolloutBenchInputs in = make_rollout_bench_inputs(sz, b.seed);
     RolloutOutputs<real> out(sz.scenarios, sz.members, sz.hidden, sz.horizon);
-    const double flops = rollout_flops_per_member_step(sz.hidden, sz.input, sz.stochastic);
-    const double member_steps = double(sz.members) * sz.scenarios * sz.horizon;
-    Row r;
-    // The variant the dispatcher picks for this size, e.g. rollout/tiled-16.
-    r.kernel = std::string("rollout/") +
-               rollout_kernel_name<ExecSpace>(choose_rollout_kernel<ExecSpace, real>(
-                   sz.members, sz.scenarios, sz.hidden, sz.input, sz.stochastic));
-    r.size = sz.name;
-    r.E = sz.members, r.N = sz.scenarios, r.H = sz.hidden, r.Y = sz.horizon;
-    r.t = time_kernel(
-        [&] {
-          ensemble_rollout_auto(ExecSpace(), in.params, in.reset, in.h0, in.inputs, in.settings,
-                                out);
-        },
-        warmup, repeat);
-    r.us_per_step = r.t.median / sz.horizon * 1e6;
-    r.ns_per_member_step = r.t.median / member_steps * 1e9;
-    r.member_steps_per_s = member_steps / r.t.median;
-    r.gflops = flops * member_steps / r.t.median / 1e9;
-    if (peak > 0) r.peak_fraction = r.gflops / peak;
-    r.max_deviation = rollout_reference_deviation(in, out, ref_scenarios);
-    rows.push_back(r);
-
-    // One GRU step over all N x E rows.
-    View3<real> x("hpt::bench_x", sz.scenarios, sz.members, sz.input);
-    View3<real> h("hpt::bench_h", sz.scenarios, sz.members, sz.hidden);
-    View3<real> h_out("hpt::bench_h_out", sz.scenarios, sz.members, sz.hidden);
-    fill_uniform(ExecSpace(), View1<real>(x.data(), x.size()), 11, 1, 0, 1.0);
-    fill_uniform(ExecSpace(), View1<real>(h.data(), h.size()), 11, 2, 0, 1.0);
-    Row g = r;
-    g.kernel = "gru_step";
-    g.Y = 1;
-    g.t = time_kernel([&] { gru_step(ExecSpace(), in.params.gru, in.reset, x, h, h_out); }, warmup,
-                      repeat * 10);
-    const double gru_ms = double(sz.members) * sz.scenarios;
-    g.us_per_step = g.t.median * 1e6;
-    g.ns_per_member_step = g.t.median / gru_ms * 1e9;
-    g.member_steps_per_s = gru_ms / g.t.median;
-    g.gflops = gru_step_flops(sz.hidden, sz.input) * gru_ms / g.t.median / 1e9;
-    g.peak_fraction = peak > 0 ? g.gflops / peak : -1;
-    g.max_deviation = gru_reference_deviation(in, x, h, h_out, ref_scenarios);
-    rows.push_back(g);
+    rows.push_back(bench_rollout(sz, in, out, b));
+    rows.push_back(bench_gru_step(sz, in, rows.back(), b));
     Kokkos::Profiling::popRegion();
     std::cout << "  timed " << sz.name << std::endl;
   }
+}
 
+// One encoder style on R runs with histories of `history_len` steps.
+Row bench_encoder(const Config& c, const Registry<Encoder>& encoders, const std::string& style,
+                  long R, double copy_gbs, const BenchSettings& b) {
+  const int history_len = int(c.get_int("bench.encoder_history"));
+  Config ec = c;
+  ec.set("encoder.style", style, "bench");
+  ec.set("encoder.loss_history", std::to_string(history_len), "bench");
+  auto encoder = encoders.create(style, ec);
+  auto history = encoder->create_history(int(R));
+  const auto host = fill_random_history(history, history_len, b.ref_scenarios, b.seed);
+  View2<real> features("hpt::bench_features", R, kFeatures);
+  Row r;
+  r.kernel = "encode_" + style;
+  r.size = "R=" + std::to_string(R);
+  r.R = R;
+  r.Y = history_len;
+  r.t = time_kernel([&] { encoder->encode(history, features); }, b.warmup, b.repeat);
+  r.us_per_step = r.t.median * 1e6 / double(R);  // us per encoded run
+  r.gbs = double(encoder->bytes_per_encode(int(R))) / r.t.median / 1e9;
+  r.bw_fraction = r.gbs / copy_gbs;
+  r.max_deviation = encoder_reference_deviation(style, history, host);
+  return r;
+}
+
+void bench_encoders(const Config& c, const BenchSettings& b, double copy_gbs,
+                    std::vector<Row>& rows) {
   Registry<Encoder> encoders("encoder");
   register_encoder_styles(encoders);
-  const int history_len = int(c.get_int("bench.encoder_history"));
-  for (const auto& style : std::vector<std::string>{"rich", "original"}) {
-    if (c.get_string("bench.encoder_styles").find(style) == std::string::npos) continue;
+  const auto runs =
+      parse_positive_list(c.get_string("bench.encoder_runs"), "bench.encoder_runs", "1,1024,65536");
+  for (const std::string& style : split_list(c.get_string("bench.encoder_styles"))) {
     for (const long R : runs) {
       Kokkos::Profiling::pushRegion("hpt::bench_encode_" + style);
-      Config ec = c;
-      ec.set("encoder.style", style, "bench");
-      ec.set("encoder.loss_history", std::to_string(history_len), "bench");
-      auto encoder = encoders.create(style, ec);
-      auto history = encoder->create_history(int(R));
-      const auto host = fill_random_history(history, history_len, ref_scenarios,
-                                            std::uint64_t(c.get_int("run.seed")));
-      View2<real> features("hpt::bench_features", R, kFeatures);
-      Row r;
-      r.kernel = "encode_" + style;
-      r.size = "R=" + std::to_string(R);
-      r.R = R;
-      r.Y = history_len;
-      r.t = time_kernel([&] { encoder->encode(history, features); }, warmup, repeat);
-      r.us_per_step = r.t.median * 1e6 / double(R);  // us per encoded run
-      r.gbs = double(encoder->bytes_per_encode(int(R))) / r.t.median / 1e9;
-      r.bw_fraction = r.gbs / copy_gbs;
-      r.max_deviation = encoder_reference_deviation(style, history, host);
-      rows.push_back(r);
+      rows.push_back(bench_encoder(c, encoders, style, R, copy_gbs, b));
       Kokkos::Profiling::popRegion();
     }
   }
+}
 
+io::TextTable bench_table(const std::vector<Row>& rows) {
   auto opt = [](double v, int d = 4) { return v < 0 ? std::string("-") : io::fmt(v, d); };
   io::TextTable table({"kernel", "size", "E", "N|R", "H", "Y", "median ms", "min ms", "us/step",
                        "ns/member-step", "member-steps/s", "GFLOP/s", "%peak", "GB/s", "%copy BW",
@@ -194,41 +217,62 @@ int run_bench_mode(const RunContext& ctx) {
          r.peak_fraction < 0 ? "-" : io::fmt(100 * r.peak_fraction, 3), enc ? io::fmt(r.gbs) : "-",
          r.bw_fraction < 0 ? "-" : io::fmt(100 * r.bw_fraction, 3), opt(r.max_deviation, 3)});
   }
+  return table;
+}
+
+void write_bench_csv(const std::string& path, const std::vector<Row>& rows, double copy_gbs) {
+  std::ostringstream f;
+  f << "kernel,size,E,N,R,H,Y,median_s,min_s,us_per_step,ns_per_member_step,member_steps_per_s,"
+       "gflops,peak_fraction,gbs,copy_gbs,bw_fraction,max_deviation,backend\n";
+  for (const auto& r : rows)
+    f << r.kernel << "," << r.size << "," << r.E << "," << r.N << "," << r.R << "," << r.H << ","
+      << r.Y << "," << r.t.median << "," << r.t.min << "," << r.us_per_step << ","
+      << r.ns_per_member_step << "," << r.member_steps_per_s << "," << r.gflops << ","
+      << r.peak_fraction << "," << r.gbs << "," << copy_gbs << "," << r.bw_fraction << ","
+      << r.max_deviation << ",\"" << io::backend_description() << "\"\n";
+  io::write_text_file_atomically(path, f.str());
+}
+
+void write_bench_h5(const RunContext& ctx, const std::vector<Row>& rows, const io::TextTable& table,
+                    double copy_gbs) {
+  io::AtomicH5Writer writer(ctx.output_path(".h5"));
+  io::write_hpt_header(writer.file(), io::HptFileKind::Bench, ctx.resolved_ini);
+  io::H5Group root = writer.file().root();
+  root.write_string_attribute("table_csv", table.csv());
+  root.write_double_attribute("copy_gbs", copy_gbs);
+  std::vector<double> med, us, dev;
+  for (const auto& r : rows)
+    med.push_back(r.t.median), us.push_back(r.us_per_step), dev.push_back(r.max_deviation);
+  root.write_dataset("median_s", io::H5Element::Float64, med.data(), {med.size()});
+  root.write_dataset("us_per_step", io::H5Element::Float64, us.data(), {us.size()});
+  root.write_dataset("max_deviation", io::H5Element::Float64, dev.data(), {dev.size()});
+  writer.commit();
+}
+
+}  // namespace
+
+int run_bench_mode(const RunContext& ctx) {
+  const Config& c = ctx.config;
+  BenchSettings b;
+  b.warmup = int(c.get_int("bench.warmup")), b.repeat = int(c.get_int("bench.repeat"));
+  b.peak = c.get_real("bench.peak_gflops");
+  b.ref_scenarios = int(c.get_int("bench.reference_scenarios"));
+  b.seed = std::uint64_t(c.get_int("run.seed"));
+  const double copy_gbs = measure_copy_bandwidth(std::size_t(c.get_int("bench.copy_mb")), b.repeat);
+  std::cout << "\nmeasured device copy bandwidth: " << io::fmt(copy_gbs) << " GB/s\n";
+  std::vector<Row> rows;
+  bench_rollout_sizes(c, b, rows);
+  bench_encoders(c, b, copy_gbs, rows);
+  const io::TextTable table = bench_table(rows);
   std::cout << "\n"
             << io::backend_description() << ", "
             << "precision " << kPrecision << "\n"
             << "(us/step: per rollout step, per GRU step, or per encoded run; max dev: largest "
                "|kernel - host reference| / max(1, |reference|) on the checked rows)\n"
             << table.str();
-
-  const std::string csv_path = ctx.output_path(".csv");
-  {
-    std::ostringstream f;
-    f << "kernel,size,E,N,R,H,Y,median_s,min_s,us_per_step,ns_per_member_step,member_steps_per_s,"
-         "gflops,peak_fraction,gbs,copy_gbs,bw_fraction,max_deviation,backend\n";
-    for (const auto& r : rows)
-      f << r.kernel << "," << r.size << "," << r.E << "," << r.N << "," << r.R << "," << r.H << ","
-        << r.Y << "," << r.t.median << "," << r.t.min << "," << r.us_per_step << ","
-        << r.ns_per_member_step << "," << r.member_steps_per_s << "," << r.gflops << ","
-        << r.peak_fraction << "," << r.gbs << "," << copy_gbs << "," << r.bw_fraction << ","
-        << r.max_deviation << ",\"" << io::backend_description() << "\"\n";
-    io::write_text_file_atomically(csv_path, f.str());
-  }
-  {
-    io::AtomicH5Writer writer(ctx.output_path(".h5"));
-    io::write_hpt_header(writer.file(), io::HptFileKind::Bench, ctx.resolved_ini);
-    io::H5Group root = writer.file().root();
-    root.write_string_attribute("table_csv", table.csv());
-    root.write_double_attribute("copy_gbs", copy_gbs);
-    std::vector<double> med, us, dev;
-    for (const auto& r : rows)
-      med.push_back(r.t.median), us.push_back(r.us_per_step), dev.push_back(r.max_deviation);
-    root.write_dataset("median_s", io::H5Element::Float64, med.data(), {med.size()});
-    root.write_dataset("us_per_step", io::H5Element::Float64, us.data(), {us.size()});
-    root.write_dataset("max_deviation", io::H5Element::Float64, dev.data(), {dev.size()});
-    writer.commit();
-  }
-  std::cout << "wrote " << csv_path << " and " << ctx.output_path(".h5") << "\n";
+  write_bench_csv(ctx.output_path(".csv"), rows, copy_gbs);
+  write_bench_h5(ctx, rows, table, copy_gbs);
+  std::cout << "wrote " << ctx.output_path(".csv") << " and " << ctx.output_path(".h5") << "\n";
   return 0;
 }
 

@@ -2,16 +2,17 @@
 
 #include "app/mode_bench.hpp"
 #include "app/mode_compare.hpp"
-#include "app/mode_forecast.hpp"
 #include "app/mode_rollout.hpp"
-#include "app/mode_train.hpp"
-#include "modules/dataset/register.hpp"
-#include "modules/model/register.hpp"
-#include "modules/optimizer/register.hpp"
+#include "forecast/forecast_options.hpp"
+#include "physics-style-modules/dataset/register.hpp"
+#include "physics-style-modules/model/register.hpp"
+#include "physics-style-modules/optimizer/register.hpp"
+#include "train/hybrid_options.hpp"
 #include "train/lr_schedule.hpp"
-#include "modules/dynamics/register.hpp"
-#include "modules/encoder/register.hpp"
-#include "modules/update/register.hpp"
+#include "train/training_options.hpp"
+#include "physics-style-modules/dynamics/register.hpp"
+#include "physics-style-modules/encoder/register.hpp"
+#include "physics-style-modules/update/register.hpp"
 
 namespace hpt::app {
 
@@ -41,8 +42,9 @@ OptionSchema build_schema() {
   declare_dynamics_options(s);
   declare_rollout_options(s);
   declare_bench_options(s);
-  declare_forecast_options(s);
-  declare_train_options(s);
+  forecast::declare_forecast_options(s);
+  train::declare_training_options(s);
+  train::declare_hybrid_options(s);
   declare_update_options(s);
   declare_compare_options(s);
   declare_dataset_options(s);

@@ -11,8 +11,8 @@
 #include "kernels/ensemble_rollout_batched.hpp"
 #include "kernels/latent_filter.hpp"
 #include "kernels/rollout_statistics.hpp"
-#include "modules/dynamics/rssm.hpp"
-#include "modules/dynamics/rssm_multi_run.hpp"
+#include "physics-style-modules/dynamics/rssm.hpp"
+#include "physics-style-modules/dynamics/rssm_multi_run.hpp"
 
 namespace hpt::forecast {
 

@@ -10,8 +10,9 @@ namespace hpt {
 
 // How the rollout evolves the features x along an imagined loss path.
 enum class FeatureUpdate : int {
-  LossOnly = 0,  // encoder `original`: only x[0] (the raw loss) changes (the prototype's behaviour)
-  Rich = 1       // encoder `rich`: every [R] feature is recomputed and re-normalised
+  LossOnly =
+      0,    // encoder `prototype`: only x[0] (the raw loss) changes (the prototype's behaviour)
+  Rich = 1  // encoder `rich`: every [R] feature is recomputed and re-normalised
 };
 
 constexpr int kLossWindow = 8;  // window of the slope feature that the rollout recomputes

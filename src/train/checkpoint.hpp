@@ -10,10 +10,10 @@
 
 #include "core/error.hpp"
 #include "kernels/telemetry_history.hpp"
-#include "modules/dataset/dataset.hpp"
-#include "modules/encoder/encoder.hpp"
-#include "modules/model/model.hpp"
-#include "modules/optimizer/optimizer.hpp"
+#include "physics-style-modules/dataset/dataset.hpp"
+#include "physics-style-modules/encoder/encoder.hpp"
+#include "physics-style-modules/model/model.hpp"
+#include "physics-style-modules/optimizer/optimizer.hpp"
 #include "train/step_policy.hpp"
 #include "train/training_forecaster.hpp"
 

@@ -3,8 +3,8 @@
 // the hybrid loop's fixed probe set.
 #include <cstdint>
 
-#include "modules/dataset/dataset.hpp"
-#include "modules/model/model.hpp"
+#include "physics-style-modules/dataset/dataset.hpp"
+#include "physics-style-modules/model/model.hpp"
 
 namespace hpt::train {
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "modules/update/update_predictor.hpp"
+#include "physics-style-modules/update/update_predictor.hpp"
 #include "train/checkpoint.hpp"
 #include "train/divergence_monitor.hpp"
 #include "train/hybrid_settings.hpp"

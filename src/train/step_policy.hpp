@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "modules/dataset/dataset.hpp"
-#include "modules/model/model.hpp"
-#include "modules/optimizer/optimizer.hpp"
+#include "physics-style-modules/dataset/dataset.hpp"
+#include "physics-style-modules/model/model.hpp"
+#include "physics-style-modules/optimizer/optimizer.hpp"
 #include "train/lr_schedule.hpp"
 #include "train/state_registry.hpp"
 #include "train/trace_file.hpp"

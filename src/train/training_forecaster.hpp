@@ -13,8 +13,8 @@
 #include "core/types.hpp"
 #include "forecast/adaptive_conformal.hpp"
 #include "kernels/ensemble_rollout.hpp"
-#include "modules/dynamics/rssm.hpp"
-#include "modules/encoder/encoder.hpp"
+#include "physics-style-modules/dynamics/rssm.hpp"
+#include "physics-style-modules/encoder/encoder.hpp"
 #include "train/state_registry.hpp"
 
 namespace hpt::train {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "modules/model/model.hpp"
-#include "modules/optimizer/optimizer.hpp"
+#include "physics-style-modules/model/model.hpp"
+#include "physics-style-modules/optimizer/optimizer.hpp"
 #include "train/state_registry.hpp"
 
 namespace hpt::train {

@@ -6,8 +6,8 @@ import re
 
 import hptest
 
-SCANNED = ["src", "tests", "run", "cmake", "inputs", "docs", "CMakeLists.txt",
-           "README.md"]
+SCANNED = ["src", "physics-style-modules", "io", "tests", "run", "cmake", "inputs", "docs",
+           "CMakeLists.txt", "README.md"]
 # Citations of the notes outside the repository, assembled so this file does not match itself.
 NOTES = "|".join(["SPE" + "C", "DESI" + r"GN\.md", "PER" + r"F\.md", "TOOL" + "CHAIN", "PROTO" + "TYPE"])
 OUTSIDE = re.compile(r"\b(" + NOTES + r")\b|\.\./shared/")

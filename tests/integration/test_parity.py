@@ -1,4 +1,4 @@
-"""Parity with the prototype (hybrid.controller = original, dynamics.style = rssm_original) on the digits-sgd
+"""Parity with the prototype (hybrid.controller = prototype, dynamics.style = rssm_prototype) on the digits-sgd
 reference problem: the phases in the trace are exactly what the prototype's controller decides from the
 confidence recorded at each decision and the divergence alarms (rebuilt here from its rules: warmup, the
 mandatory Full block, predict lengths clamp(floor(floor(15 c^2)(1 - min(0.1 k, 0.5))), 10, 15), Correct blocks of
@@ -15,10 +15,10 @@ import hptest
 
 a = hptest.args()
 h5py = hptest.h5()
-deck = hptest.deck_path(a.root, "reference/digits-sgd-original.ini")
+deck = hptest.deck_path(a.root, "reference/digits-sgd-prototype.ini")
 STEPS = 1000
 base = ["run.print_every=2000", f"train.steps={STEPS}"]
-NAME = "digits-sgd-original"
+NAME = "digits-sgd-prototype"
 WARMUP, FULL, CORRECT, MAX_PREDICT, BLOCKS, THRESHOLD = 100, 20, 5, 15, 5, 0.85
 
 

@@ -19,7 +19,7 @@ def paths(name):
         return f["paths"][()]
 
 
-for enc in ("rich", "original"):
+for enc in ("rich", "prototype"):
     for reset in ("after", "before"):
         tag = f"{enc}_{reset}"
         runs = {}

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "core/error.hpp"
-#include "modules/dataset/dataset.hpp"
+#include "physics-style-modules/dataset/dataset.hpp"
 #include "kernels/dataset_kernels.hpp"
 #include "test_support.hpp"
 

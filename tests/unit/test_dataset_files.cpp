@@ -16,8 +16,8 @@
 #include "core/config.hpp"
 #include "core/registry.hpp"
 #include "io/dataset_files.hpp"
-#include "modules/dataset/digits.hpp"
-#include "modules/dataset/register.hpp"
+#include "physics-style-modules/dataset/digits.hpp"
+#include "physics-style-modules/dataset/register.hpp"
 
 namespace fs = std::filesystem;
 

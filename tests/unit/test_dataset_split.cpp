@@ -6,7 +6,7 @@
 #include <random>
 #include <set>
 
-#include "modules/dataset/dataset.hpp"
+#include "physics-style-modules/dataset/dataset.hpp"
 #include "test_support.hpp"
 
 namespace {

@@ -8,8 +8,8 @@
 
 #include "core/config.hpp"
 #include "core/registry.hpp"
-#include "modules/dataset/register.hpp"
-#include "modules/dataset/synthetic.hpp"
+#include "physics-style-modules/dataset/register.hpp"
+#include "physics-style-modules/dataset/synthetic.hpp"
 
 namespace {
 

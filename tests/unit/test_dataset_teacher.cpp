@@ -6,7 +6,7 @@
 #include <cmath>
 #include <random>
 
-#include "modules/dataset/synthetic.hpp"
+#include "physics-style-modules/dataset/synthetic.hpp"
 #include "kernels/teacher_kernels.hpp"
 #include "test_support.hpp"
 

@@ -1,6 +1,6 @@
-// The encoder styles (modules/encoder): deck options, the registry, and each style on the app's
-// backend and precision — `original` on a hand-computed history, `rich` against its own exposed
-// raw features and normaliser statistics, frozen during Predict, batched runs.
+// The encoder styles (physics-style-modules/encoder): deck options, the registry, and each style on
+// the app's backend and precision — `prototype` on a hand-computed history, `rich` against its own
+// exposed raw features and normaliser statistics, frozen during Predict, batched runs.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,8 +12,8 @@
 #include "core/error.hpp"
 #include "core/registry.hpp"
 #include "kernels/rich_features.hpp"
-#include "modules/encoder/register.hpp"
-#include "modules/encoder/rich.hpp"
+#include "physics-style-modules/encoder/register.hpp"
+#include "physics-style-modules/encoder/rich.hpp"
 #include "test_encode_support.hpp"
 #include "test_support.hpp"
 
@@ -57,33 +57,33 @@ TEST(EncodeStyles, RegistryBuildsBothStylesAndRejectsUnknownNames) {
   hpt::Config config(s.schema);
   config.set("encoder.loss_history", "40", "test");
   config.set("encoder.grad_history", "12", "test");
-  auto original = s.registry.create("original", config);
+  auto prototype = s.registry.create("prototype", config);
   auto rich = s.registry.create("rich", config);
-  EXPECT_EQ(original->style(), "original");
+  EXPECT_EQ(prototype->style(), "prototype");
   EXPECT_EQ(rich->style(), "rich");
-  EXPECT_EQ(original->feature_update(), hpt::FeatureUpdate::LossOnly);
+  EXPECT_EQ(prototype->feature_update(), hpt::FeatureUpdate::LossOnly);
   EXPECT_EQ(rich->feature_update(), hpt::FeatureUpdate::Rich);
-  EXPECT_EQ(original->normalizer(), nullptr);
+  EXPECT_EQ(prototype->normalizer(), nullptr);
   EXPECT_NE(rich->normalizer(), nullptr);
   const auto history = rich->create_history(3);
   EXPECT_EQ(history.runs(), 3);
   EXPECT_EQ(history.loss_capacity(), 40);
   EXPECT_EQ(history.other_capacity(), 12);
-  EXPECT_GT(rich->bytes_per_encode(1000), original->bytes_per_encode(1000));
+  EXPECT_GT(rich->bytes_per_encode(1000), prototype->bytes_per_encode(1000));
   try {
     s.registry.create("fancy", config);
     FAIL() << "an unknown style must throw";
   } catch (const hpt::InputError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("fancy"), std::string::npos) << what;
-    EXPECT_NE(what.find("original, rich"), std::string::npos) << what;
+    EXPECT_NE(what.find("prototype, rich"), std::string::npos) << what;
   }
 }
 
-TEST(EncodeStyles, OriginalOnAHandComputedHistory) {
+TEST(EncodeStyles, PrototypeOnAHandComputedHistory) {
   Styles s;
   hpt::Config config(s.schema);
-  config.set("encoder.style", "original", "test");
+  config.set("encoder.style", "prototype", "test");
   auto encoder = s.registry.create(config.get_string("encoder.style"), config);
   // Losses 1, 2, ..., 40 and gradient norms 2, 4, ..., 80 (64-capacity ring holds all).
   std::vector<std::vector<hpt::TelemetryRecord>> steps(40, std::vector<hpt::TelemetryRecord>(1));

@@ -10,8 +10,8 @@
 
 #include "core/config.hpp"
 #include "core/registry.hpp"
-#include "modules/dataset/dataset.hpp"
-#include "modules/model/register.hpp"
+#include "physics-style-modules/dataset/dataset.hpp"
+#include "physics-style-modules/model/register.hpp"
 #include "train/evaluation.hpp"
 
 namespace {

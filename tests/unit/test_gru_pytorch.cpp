@@ -2,6 +2,7 @@
 // states in tests/data/gru_reference.h5 (written by tests/data/make_gru_reference.py in float64
 // from inputs that float32 holds exactly). gru_step for one step and along a 20-step sequence, and
 // the first GRU step of every rollout kernel, on every backend and both precisions.
+#include <cstdlib>
 #include <gtest/gtest.h>
 
 #include <Kokkos_Core.hpp>
@@ -39,9 +40,15 @@ std::vector<double> read_as_double(const hpt::io::H5Group& g, const std::string&
   return std::vector<double>(values.begin(), values.end());
 }
 
+// The reference data folder: HPT_TEST_DATA_DIR in the environment (a bundle on a GPU host carries
+// tests/data elsewhere), else the source tree's tests/data known at build time.
+std::string test_data_dir() {
+  const char* dir = std::getenv("HPT_TEST_DATA_DIR");
+  return dir && *dir ? std::string(dir) : std::string(HPT_TEST_DATA_DIR);
+}
+
 TorchCase load_case(int H, int I) {
-  const auto file =
-      hpt::io::H5File::open_read(std::string(HPT_TEST_DATA_DIR) + "/gru_reference.h5");
+  const auto file = hpt::io::H5File::open_read(test_data_dir() + "/gru_reference.h5");
   const auto g = file.root().open_group("H" + std::to_string(H) + "_I" + std::to_string(I));
   TorchCase c;
   c.H = int(g.read_int_attribute("hidden"));

@@ -1,5 +1,6 @@
-// The mlp model (modules/model/mlp.hpp): forward against a host network written here, and the
-// analytic gradient of every parameter against central finite differences of the loss, in double.
+// The mlp model (physics-style-modules/model/mlp.hpp): forward against a host network written here,
+// and the analytic gradient of every parameter against central finite differences of the loss, in
+// double.
 #include <gtest/gtest.h>
 
 #include <Kokkos_Core.hpp>
@@ -9,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "modules/model/mlp.hpp"
+#include "physics-style-modules/model/mlp.hpp"
 #include "test_support.hpp"
 
 namespace {

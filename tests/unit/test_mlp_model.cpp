@@ -11,10 +11,10 @@
 
 #include "core/config.hpp"
 #include "core/registry.hpp"
-#include "modules/model/mlp.hpp"
-#include "modules/model/register.hpp"
-#include "modules/optimizer/adam.hpp"
-#include "modules/optimizer/sgd.hpp"
+#include "physics-style-modules/model/mlp.hpp"
+#include "physics-style-modules/model/register.hpp"
+#include "physics-style-modules/optimizer/adam.hpp"
+#include "physics-style-modules/optimizer/sgd.hpp"
 #include "test_support.hpp"
 
 namespace {

@@ -1,6 +1,6 @@
 // Flat parameter store, optimizer update kernels and their telemetry (kernels/parameter_store.hpp,
-// kernels/optimizer_kernels.hpp, modules/optimizer) against host reference loops written here that
-// follow PyTorch's torch.optim.SGD and torch.optim.AdamW step by step, in double.
+// kernels/optimizer_kernels.hpp, physics-style-modules/optimizer) against host reference loops
+// written here that follow PyTorch's torch.optim.SGD and torch.optim.AdamW step by step, in double.
 #include <gtest/gtest.h>
 
 #include <Kokkos_Core.hpp>
@@ -14,9 +14,9 @@
 #include "core/config.hpp"
 #include "core/registry.hpp"
 #include "kernels/parameter_store.hpp"
-#include "modules/optimizer/adam.hpp"
-#include "modules/optimizer/register.hpp"
-#include "modules/optimizer/sgd.hpp"
+#include "physics-style-modules/optimizer/adam.hpp"
+#include "physics-style-modules/optimizer/register.hpp"
+#include "physics-style-modules/optimizer/sgd.hpp"
 #include "test_support.hpp"
 
 namespace {

@@ -13,8 +13,8 @@
 #include "core/registry.hpp"
 #include "core/rng.hpp"
 #include "kernels/rssm_params.hpp"
-#include "modules/dynamics/register.hpp"
-#include "modules/dynamics/rssm.hpp"
+#include "physics-style-modules/dynamics/register.hpp"
+#include "physics-style-modules/dynamics/rssm.hpp"
 #include "test_support.hpp"
 
 namespace {

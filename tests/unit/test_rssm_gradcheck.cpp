@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "kernels/rssm_bptt.hpp"
-#include "modules/dynamics/rssm_model.hpp"
+#include "physics-style-modules/dynamics/rssm_model.hpp"
 #include "test_support.hpp"
 
 namespace {

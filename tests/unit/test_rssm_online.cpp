@@ -1,6 +1,7 @@
-// Online training of the RSSM ensemble (modules/dynamics/rssm_online.hpp): the ring and window
-// gather against host bookkeeping, the bagging draws, latent filtering against a host GRU, the
-// deck options, learning on a synthetic loss curve, and bit-exact continuation from saved state.
+// Online training of the RSSM ensemble (physics-style-modules/dynamics/rssm_online.hpp): the ring
+// and window gather against host bookkeeping, the bagging draws, latent filtering against a host
+// GRU, the deck options, learning on a synthetic loss curve, and bit-exact continuation from saved
+// state.
 #include <gtest/gtest.h>
 
 #include <Kokkos_Core.hpp>
@@ -15,9 +16,9 @@
 
 #include "core/config.hpp"
 #include "kernels/rssm_window.hpp"
-#include "modules/dynamics/register.hpp"
-#include "modules/dynamics/rssm.hpp"
-#include "modules/dynamics/rssm_online.hpp"
+#include "physics-style-modules/dynamics/register.hpp"
+#include "physics-style-modules/dynamics/rssm.hpp"
+#include "physics-style-modules/dynamics/rssm_online.hpp"
 #include "test_support.hpp"
 
 namespace {

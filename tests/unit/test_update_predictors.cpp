@@ -1,5 +1,5 @@
-// Update predictors (modules/update) against host loops written here: linear and quadratic
-// finite-difference extrapolation of snapshots, the frozen style, the geometric fit of
+// Update predictors (physics-style-modules/update) against host loops written here: linear and
+// quadratic finite-difference extrapolation of snapshots, the frozen style, the geometric fit of
 // `extrapolate`, which must recover an exactly geometric update sequence, and the discounted
 // least-squares line of `trend` against the normal equations solved on the host.
 #include <gtest/gtest.h>
@@ -12,12 +12,12 @@
 #include "core/config.hpp"
 #include "core/registry.hpp"
 #include "kernels/parameter_store.hpp"
-#include "modules/update/anchored_differences.hpp"
-#include "modules/update/discounted_trend.hpp"
-#include "modules/update/extrapolate.hpp"
-#include "modules/update/finite_difference.hpp"
-#include "modules/update/frozen.hpp"
-#include "modules/update/register.hpp"
+#include "physics-style-modules/update/anchored_differences.hpp"
+#include "physics-style-modules/update/discounted_trend.hpp"
+#include "physics-style-modules/update/extrapolate.hpp"
+#include "physics-style-modules/update/finite_difference.hpp"
+#include "physics-style-modules/update/frozen.hpp"
+#include "physics-style-modules/update/register.hpp"
 #include "test_support.hpp"
 
 namespace {

@@ -285,7 +285,7 @@ inline Stats host_stats(const std::vector<double>& v) {
   return s;
 }
 
-inline std::array<double, 64> host_original(const HostRun& run, int loss_cap, int grad_cap) {
+inline std::array<double, 64> host_prototype(const HostRun& run, int loss_cap, int grad_cap) {
   std::array<double, 64> f{};
   const auto losses = HostRun::newest(run.loss, loss_cap);
   const auto grads = HostRun::newest(run.grad, grad_cap);

@@ -1,0 +1,356 @@
+#include "forecast/curve_study.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/ensemble_rollout.hpp"
+
+namespace hpt::forecast {
+
+namespace {
+
+constexpr double kNaN = ForecastRow::kNaN;
+
+// Index of the newest entry with step <= t (or -1).
+int entries_upto(const Curve& c, long long t) {
+  return int(std::upper_bound(c.steps.begin(), c.steps.end(), t) - c.steps.begin());
+}
+
+// Every step of any run, in order: all runs walk forward together.
+std::vector<long long> step_grid(const std::vector<Curve>& runs) {
+  std::vector<long long> grid;
+  for (const auto& run : runs) grid.insert(grid.end(), run.steps.begin(), run.steps.end());
+  std::sort(grid.begin(), grid.end());
+  grid.erase(std::unique(grid.begin(), grid.end()), grid.end());
+  return grid;
+}
+
+// The record of entry i of `run` at step g.
+TelemetryRecord entry_record(const Curve& run, int i, long long g) {
+  TelemetryRecord rec;
+  rec.active = true;
+  rec.step = g;
+  rec.phase = telemetry::kFull;
+  rec.steps_in_phase = i;
+  rec.has_loss = true;
+  rec.loss = run.loss[std::size_t(i)];
+  rec.has_grad = !run.grad_norm.empty();
+  rec.grad_norm = rec.has_grad ? run.grad_norm[std::size_t(i)] : 0.0;
+  rec.lr = run.lr.empty() ? 0.0 : run.lr[std::size_t(i)];
+  rec.effective_lr = rec.lr;
+  rec.has_val_loss = !run.val_loss.empty() && !std::isnan(run.val_loss[std::size_t(i)]);
+  rec.val_loss = rec.has_val_loss ? run.val_loss[std::size_t(i)] : 0.0;
+  return rec;
+}
+
+// Run r of the stop list: judged at its latest origin at or before entry stop_at * length.
+void judge_run(const Curve& run, int r, const std::vector<OriginRow>& origins, StopList& s) {
+  const std::size_t i = std::size_t(r);
+  s.final_log_loss[i] = forecast_last(run.loss, int(run.loss.size()));
+  const int judge_entries = std::max(1, int(std::floor(s.stop_at * double(run.steps.size()))));
+  const long long judge_step = run.steps[std::size_t(judge_entries - 1)];
+  for (const OriginRow& o : origins) {
+    if (o.run != r) continue;
+    s.latest_beat[i] = o.beat_probability;
+    if (o.origin <= judge_step) {
+      s.stop_origin[i] = o.origin;
+      s.stop_probability[i] = o.beat_probability;
+    }
+  }
+  if (s.stop_origin[i] >= 0 && s.stop_probability[i] < s.below_probability) {
+    s.stopped[i] = 1;
+    s.steps_saved[i] = run.steps.size() - std::size_t(entries_upto(run, s.stop_origin[i]));
+  }
+}
+
+}  // namespace
+
+CurveStudy::CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings& settings,
+                       RssmDynamics& dynamics, Encoder& encoder)
+    : runs_(runs),
+      settings_(settings),
+      dynamics_(dynamics),
+      encoder_(encoder),
+      forecaster_(dynamics, int(runs.size()), settings.scenarios, settings.horizons, settings.seed,
+                  encoder.feature_update(), encoder.clamp(), settings.training,
+                  settings.train_runs),
+      calibration_(int(settings.horizons.size()), settings.calibration, 0.90,
+                   settings.calibration_rate, settings.calibration_window),
+      base_errors_(std::size_t(kBaselines * int(settings.horizons.size()))),
+      history_(encoder.create_history(int(runs.size()))),
+      grid_(step_grid(runs)),
+      next_(runs.size(), 0) {
+  const int R = runs_count();
+  state_.features = View2<real>("hpt::forecast_features", R, kFeatures);
+  state_.loss_states = View1<LossState<real>>("hpt::forecast_loss_states", R);
+  state_.active = View1<int>("hpt::forecast_active", R);
+  state_.log_loss = View1<real>("hpt::forecast_log_loss", R);
+  state_.active_host.assign(std::size_t(R), 0);
+  host_log_loss_ = Kokkos::create_mirror_view(state_.log_loss);
+  origin_active_ = View1<int>("hpt::forecast_origin_active", R);
+  records_ = decltype(records_)("hpt::forecast_records", R);
+  host_records_ = Kokkos::create_mirror_view(records_);
+  host_active_ = Kokkos::create_mirror_view(state_.active);
+  host_origin_ = Kokkos::create_mirror_view(origin_active_);
+}
+
+CurveStudyResult CurveStudy::run(const std::function<void(const ReplayProgress&)>& progress) {
+  Kokkos::Profiling::pushRegion("hpt::forecast_mode");
+  replay(progress);
+  Kokkos::Profiling::popRegion();
+
+  CurveStudyResult result;
+  result.horizons = settings_.horizons;
+  result.every = settings_.every;
+  result.train_runs = settings_.train_runs;
+  result.steps = grid_.size();
+  result.training_updates = forecaster_.updates();
+  result.scores = score_rows(rows_, horizon_count());
+  for (int k = 0; k < horizon_count(); ++k)
+    result.width_factor.push_back(calibration_.width_factor(k));
+  result.stop = judge_stops(runs_, origins_, settings_.stop_at, settings_.stop_confidence);
+  result.timings = timings_;
+  result.rollout_gflops =
+      timings_.forecast_seconds > 0
+          ? timings_.member_steps *
+                rollout_flops_per_member_step(dynamics_.hidden(), dynamics_.input(),
+                                              dynamics_.stochastic()) /
+                timings_.forecast_seconds * 1e-9
+          : 0.0;
+  result.rows = std::move(rows_);
+  result.origins = std::move(origins_);
+  return result;
+}
+
+// At every step of the grid: 1. push the records, encode, filter and train; 2. score the targets
+// that became known; 3. forecast at the origins.
+void CurveStudy::replay(const std::function<void(const ReplayProgress&)>& progress) {
+  Kokkos::fence();
+  Kokkos::Timer timer;
+  std::size_t walked = 0;
+  for (const long long g : grid_) {
+    push_step(g);
+    observe_and_train();
+    if (++walked % settings_.print_every == 0 || walked == grid_.size())
+      progress({g, walked, grid_.size(), timer.seconds(), timings_.run_steps});
+    score_due(g);
+    if (g % settings_.every == 0) forecast_at_origin(g);
+  }
+  Kokkos::fence();
+  timings_.seconds = timer.seconds();
+}
+
+// The record of every run that has step g (inactive for the others), copied to the device.
+void CurveStudy::push_step(long long g) {
+  for (int r = 0; r < runs_count(); ++r) {
+    const Curve& run = runs_[std::size_t(r)];
+    const int i = next_[std::size_t(r)];
+    TelemetryRecord rec;
+    rec.active = i < int(run.steps.size()) && run.steps[std::size_t(i)] == g;
+    if (rec.active) {
+      rec = entry_record(run, i, g);
+      next_[std::size_t(r)] = i + 1;
+      ++timings_.run_steps;
+    }
+    host_records_(r) = rec;
+    host_active_(r) = rec.active ? 1 : 0;
+    state_.active_host[std::size_t(r)] = host_active_(r);
+    host_log_loss_(r) = rec.active ? real(std::log(std::max(rec.loss, kMinLoss))) : 0;
+  }
+  Kokkos::deep_copy(records_, host_records_);
+  Kokkos::deep_copy(state_.active, host_active_);
+  Kokkos::deep_copy(state_.log_loss, host_log_loss_);
+}
+
+// Encodes the pushed records and filters the latents; the shared ensemble learns from the runs'
+// newest transitions.
+void CurveStudy::observe_and_train() {
+  push_records(ExecSpace(), history_, View1<const TelemetryRecord>(records_));
+  encoder_.encode(history_, state_.features);
+  forecaster_.observe(state_);
+  Kokkos::Timer train_timer;
+  forecaster_.train();
+  Kokkos::fence();
+  timings_.train_seconds += train_timer.seconds();
+}
+
+// Targets that became known with step g: scores them, updates the calibration and the baselines'
+// error records (in the order the forecasts were made).
+void CurveStudy::score_due(long long g) {
+  const int K = horizon_count();
+  std::vector<std::vector<char>> batch_inside(static_cast<std::size_t>(K));
+  std::vector<std::vector<double>> batch_scores(static_cast<std::size_t>(K));
+  for (auto it = due_.begin(); it != due_.end() && it->first <= g; it = due_.erase(it)) {
+    ForecastRow& row = rows_[it->second];
+    row.inside = (row.target >= row.q05 && row.target <= row.q95) ? 1 : 0;
+    batch_inside[std::size_t(row.k)].push_back(char(row.inside));
+    batch_scores[std::size_t(row.k)].push_back(
+        conformal_score(row.target, row.raw_q05, row.q50, row.raw_q95));
+    for (int b = 0; b < kBaselines; ++b) {
+      if (!std::isnan(row.base_lo[b]))
+        row.base_inside[b] = (row.target >= row.base_lo[b] && row.target <= row.base_hi[b]);
+      base_errors_[std::size_t(b * K + row.k)].add(row.target - row.base[b]);
+    }
+  }
+  for (int k = 0; k < K; ++k)
+    calibration_.update_batch(k, batch_inside[std::size_t(k)], batch_scores[std::size_t(k)]);
+}
+
+// Marks the origin runs (active, with enough history) on the host; returns their number.
+int CurveStudy::mark_origin_runs() {
+  int origin_runs = 0;
+  for (int r = 0; r < runs_count(); ++r) {
+    host_origin_(r) = host_active_(r) && next_[std::size_t(r)] >= kMinOriginEntries;
+    origin_runs += host_origin_(r);
+  }
+  return origin_runs;
+}
+
+// An origin: every active run with enough history is forecast at every horizon, by the ensemble
+// and the baselines, and gets its probability of beating the best other run.
+void CurveStudy::forecast_at_origin(long long g) {
+  const int origin_runs = mark_origin_runs();
+  if (origin_runs == 0) return;
+  const int R = runs_count(), K = horizon_count();
+  Kokkos::deep_copy(origin_active_, host_origin_);
+  encoder_.extract_loss_state(history_, state_.loss_states);
+  const Encoder::Normalizer* norm = encoder_.normalizer();
+  state_.norm_mean = norm ? norm->center : View2<real>("hpt::no_norm", R, kFeatures);
+  state_.norm_inv_std = norm ? norm->inv_std : state_.norm_mean;
+  CurveState at_origin = state_;
+  at_origin.active = origin_active_;
+  Kokkos::Timer forecast_timer;
+  const CurveForecast f = forecaster_.forecast(at_origin);
+  timings_.forecast_seconds += forecast_timer.seconds();
+  timings_.member_steps += forecaster_.member_steps_per_forecast(origin_runs);
+  timings_.rollout_paths = std::max<long long>(
+      timings_.rollout_paths, (long long)origin_runs * settings_.scenarios * dynamics_.members());
+
+  for (int r = 0; r < R; ++r) {
+    if (!host_origin_(r)) continue;
+    for (int k = 0; k < K; ++k) {
+      const ForecastRow row = forecast_row(f, r, k, g);
+      if (!std::isnan(row.target))
+        due_.emplace(g + settings_.horizons[std::size_t(k)] + kTargetAfter, rows_.size());
+      rows_.push_back(row);
+    }
+    origins_.push_back(origin_row(f, r, g));
+  }
+}
+
+// Run r at origin g, horizon index k: the calibrated ensemble forecast, the baselines with their
+// intervals from their own past errors, and the target (NaN unless the run has its window).
+ForecastRow CurveStudy::forecast_row(const CurveForecast& f, int r, int k, long long g) const {
+  const Curve& run = runs_[std::size_t(r)];
+  const int n = next_[std::size_t(r)];
+  const int K = horizon_count();
+  const int h = settings_.horizons[std::size_t(k)];
+  const std::size_t at = std::size_t(r * K + k);
+  ForecastRow row;
+  row.run = r;
+  row.origin = g;
+  row.k = k;
+  row.mean = f.mean[at];
+  row.raw_q05 = f.q05[at];
+  row.raw_q95 = f.q95[at];
+  const auto iv = calibration_.apply(k, f.q05[at], f.q50[at], f.q95[at]);
+  row.q05 = iv.lo;
+  row.q50 = iv.mid;
+  row.q95 = iv.hi;
+  row.base[0] = forecast_last(run.loss, n);
+  row.base[1] = forecast_loglin(run.steps, run.loss, n, h);
+  row.base[2] = forecast_power(run.steps, run.loss, n, h);
+  for (int b = 0; b < kBaselines; ++b) {
+    const auto& e = base_errors_[std::size_t(b * K + k)];
+    row.base_lo[b] = row.base[b] + e.quantile(0.05);
+    row.base_hi[b] = row.base[b] + e.quantile(0.95);
+  }
+  row.target = target_log_loss(run.steps, run.loss, g, h);
+  return row;
+}
+
+// Probability of beating the best other run: the fraction of the calibrated sample paths of the
+// largest horizon below the lowest current log loss (mean of the newest 10) of the other runs.
+OriginRow CurveStudy::origin_row(const CurveForecast& f, int r, long long g) const {
+  const int R = runs_count(), K = horizon_count();
+  OriginRow o;
+  o.run = r;
+  o.origin = g;
+  for (int q = 0; q < R; ++q)
+    if (q != r && next_[std::size_t(q)] > 0)
+      o.best_other = std::isnan(o.best_other) ? current_log_loss(q)
+                                              : std::min(o.best_other, current_log_loss(q));
+  if (!std::isnan(o.best_other)) {
+    const std::size_t at = std::size_t(r * K + K - 1);
+    const double w = calibration_.width_factor(K - 1), mid = f.q50[at];
+    int below = 0;
+    for (int p = 0; p < f.paths; ++p) {
+      const double l = f.paths_last[std::size_t(r) * std::size_t(f.paths) + std::size_t(p)];
+      below += (mid + w * (l - mid)) < o.best_other;
+    }
+    o.beat_probability = double(below) / double(f.paths);
+  }
+  return o;
+}
+
+// Log mean of the newest 10 losses of run r pushed so far.
+double CurveStudy::current_log_loss(int r) const {
+  const int n = next_[std::size_t(r)];
+  return n == 0 ? kNaN : forecast_last(runs_[std::size_t(r)].loss, n);
+}
+
+HorizonScores score_rows(const std::vector<ForecastRow>& rows, int horizons) {
+  const int K = horizons, F = kForecasters;
+  std::vector<double> err_sum(std::size_t(F * K), 0), cov_in(std::size_t(F * K), 0);
+  std::vector<long> err_n(std::size_t(F * K), 0), cov_n(std::size_t(F * K), 0);
+  for (const ForecastRow& row : rows) {
+    if (std::isnan(row.target)) continue;
+    for (int fi = 0; fi < F; ++fi) {
+      const double point = fi == 0 ? row.mean : row.base[fi - 1];
+      const int inside = fi == 0 ? row.inside : row.base_inside[fi - 1];
+      const std::size_t at = std::size_t(fi * K + row.k);
+      err_sum[at] += std::fabs(point - row.target);
+      err_n[at] += 1;
+      if (inside >= 0) {
+        cov_in[at] += inside;
+        cov_n[at] += 1;
+      }
+    }
+  }
+  HorizonScores s;
+  s.horizons = K;
+  s.targets = err_n;
+  for (std::size_t at = 0; at < err_n.size(); ++at) {
+    s.mean_error.push_back(err_n[at] ? err_sum[at] / double(err_n[at]) : kNaN);
+    s.coverage.push_back(cov_n[at] ? cov_in[at] / double(cov_n[at]) : kNaN);
+  }
+  return s;
+}
+
+StopList judge_stops(const std::vector<Curve>& runs, const std::vector<OriginRow>& origins,
+                     double stop_at, double stop_confidence) {
+  const std::size_t R = runs.size();
+  StopList s;
+  s.stop_at = stop_at;
+  s.below_probability = 1.0 - stop_confidence;
+  s.final_log_loss.assign(R, 0.0);
+  s.latest_beat.assign(R, kNaN);
+  s.stop_probability.assign(R, kNaN);
+  s.stop_origin.assign(R, -1);
+  s.steps_saved.assign(R, 0);
+  s.stopped.assign(R, 0);
+  for (int r = 0; r < int(R); ++r) {
+    judge_run(runs[std::size_t(r)], r, origins, s);
+    if (s.final_log_loss[std::size_t(r)] < s.final_log_loss[std::size_t(s.best_run)])
+      s.best_run = r;
+  }
+  for (std::size_t r = 0; r < R; ++r) {
+    s.total_steps_saved += s.steps_saved[r];
+    s.stopped_count += s.stopped[r];
+  }
+  s.best_run_kept = s.stopped[std::size_t(s.best_run)] == 0;
+  return s;
+}
+
+}  // namespace hpt::forecast

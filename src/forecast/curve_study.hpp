@@ -1,0 +1,178 @@
+#pragma once
+// The curve study of run.mode = forecast: the loss curves of a sweep of training runs replayed step
+// by step together; at every origin the shared RSSM ensemble (forecast/curve_forecaster.hpp) and
+// three baselines (forecast/baselines.hpp) forecast each run at every horizon, the forecasts are
+// scored once their targets are known, the ensemble's intervals calibrated online, and a stop list
+// judges which runs could have been stopped early. io/curve_study_file writes the result.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <vector>
+
+#include "forecast/adaptive_conformal.hpp"
+#include "forecast/baselines.hpp"
+#include "forecast/curve.hpp"
+#include "forecast/curve_forecaster.hpp"
+#include "physics-style-modules/dynamics/rssm_online.hpp"
+#include "physics-style-modules/encoder/encoder.hpp"
+
+namespace hpt::forecast {
+
+constexpr int kBaselines = 3;
+constexpr int kForecasters = 1 + kBaselines;  // hpt, then the baselines
+inline constexpr const char* kBaselineNames[kBaselines] = {"last", "loglin", "power"};
+inline constexpr const char* kForecasterNames[kForecasters] = {"hpt", "last", "loglin", "power"};
+constexpr int kMinOriginEntries = 10;  // a run is forecast once it has this many steps
+
+// What the study computes with (forecast_options.hpp reads it from the deck).
+struct CurveStudySettings {
+  std::vector<int> horizons;  // forecast.horizons
+  long long every = 10;       // forecast.every: origins at steps divisible by this
+  int scenarios = 32;         // forecast.scenarios
+  int train_runs = 4;         // forecast.train_runs
+  CalibrationRule calibration = CalibrationRule::kQuantile;  // forecast.calibration
+  double calibration_rate = 0.05;                            // forecast.calibration_rate
+  int calibration_window = 200;                              // forecast.calibration_window
+  double stop_at = 0.25;                                     // forecast.stop_at
+  double stop_confidence = 0.9;                              // forecast.stop_confidence
+  std::uint64_t seed = 1;                                    // run.seed
+  std::size_t print_every = 100;                             // run.print_every
+  RssmTrainOptions training;                                 // [dynamics] online training
+};
+
+// One scored forecast (run, origin, horizon index k) of hpt and the baselines. Log losses.
+struct ForecastRow {
+  static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  int run = 0;
+  long long origin = 0;
+  int k = 0;
+  double mean = kNaN, q05 = kNaN, q50 = kNaN, q95 = kNaN, raw_q05 = kNaN, raw_q95 = kNaN;
+  double target = kNaN;
+  int inside = -1;  // -1: target unknown
+  double base[kBaselines] = {kNaN, kNaN, kNaN};
+  double base_lo[kBaselines] = {kNaN, kNaN, kNaN}, base_hi[kBaselines] = {kNaN, kNaN, kNaN};
+  int base_inside[kBaselines] = {-1, -1, -1};  // -1: target or interval unknown
+};
+
+// A run at an origin: its probability of beating the best other run.
+struct OriginRow {
+  int run = 0;
+  long long origin = 0;
+  double best_other = ForecastRow::kNaN;  // lowest current log loss of the other runs
+  double beat_probability = ForecastRow::kNaN;
+};
+
+// Mean |error| and 90 % coverage of every forecaster (index fi: kForecasterNames) per horizon
+// index k, entry fi * K + k: errors over the rows whose target is known, coverage over those whose
+// interval is defined too (hpt: always; baselines: from their 10th realised error on).
+struct HorizonScores {
+  int horizons = 0;
+  std::vector<long> targets;
+  std::vector<double> mean_error;  // NaN without targets
+  std::vector<double> coverage;    // NaN without a defined interval
+  std::size_t at(int fi, int k) const { return std::size_t(fi * horizons + k); }
+};
+
+// Each run judged at its latest origin at or before entry stop_at * length: stopped when its
+// probability of beating the best other run is below 1 - stop_confidence. Per run r unless named.
+struct StopList {
+  double stop_at = 0, below_probability = 0;
+  std::vector<double> final_log_loss, latest_beat, stop_probability;
+  std::vector<long long> stop_origin, steps_saved;  // stop_origin -1: no origin to judge at
+  std::vector<int> stopped;
+  int best_run = 0;  // lowest final log loss
+  bool best_run_kept = true;
+  long long total_steps_saved = 0, stopped_count = 0;
+};
+
+struct CurveStudyTimings {
+  double seconds = 0;           // the whole replay
+  double forecast_seconds = 0;  // of which the ensemble's forecasts
+  double train_seconds = 0;     // and its online training
+  double member_steps = 0;      // rollout member-steps of all forecasts
+  long long rollout_paths = 0;  // most paths of one forecast
+  long long run_steps = 0;      // entries of all runs replayed
+  double run_steps_per_second() const { return seconds > 0 ? run_steps / seconds : 0.0; }
+  double member_steps_per_second() const { return member_steps / std::max(forecast_seconds, 1e-9); }
+};
+
+struct CurveStudyResult {
+  std::vector<int> horizons;
+  long long every = 0;
+  int train_runs = 0;
+  std::size_t steps = 0;           // distinct steps of all runs, replayed in order
+  long long training_updates = 0;  // BPTT updates of the shared ensemble
+  std::vector<ForecastRow> rows;   // in the order the forecasts were made
+  std::vector<OriginRow> origins;
+  HorizonScores scores;
+  std::vector<double> width_factor;  // hpt's calibrated width factor per horizon at the end
+  StopList stop;
+  CurveStudyTimings timings;
+  double rollout_gflops = 0;  // the rollouts' GRU and head flops over the forecasts' time
+};
+
+// Where the replay is, for progress lines.
+struct ReplayProgress {
+  long long step = 0;
+  std::size_t walked = 0, steps = 0;  // steps replayed of all
+  double seconds = 0;
+  long long run_steps = 0;
+};
+
+class CurveStudy {
+ public:
+  // `runs`, `dynamics` (initialised or loaded) and `encoder` must outlive the study.
+  CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings& settings,
+             RssmDynamics& dynamics, Encoder& encoder);
+  // Replays every run, then scores and judges; `progress` is called every run.print_every steps
+  // and at the last.
+  CurveStudyResult run(const std::function<void(const ReplayProgress&)>& progress);
+
+ private:
+  int runs_count() const { return int(runs_.size()); }
+  int horizon_count() const { return int(settings_.horizons.size()); }
+  void replay(const std::function<void(const ReplayProgress&)>& progress);
+  void push_step(long long g);
+  void observe_and_train();
+  void score_due(long long g);
+  void forecast_at_origin(long long g);
+  int mark_origin_runs();
+  ForecastRow forecast_row(const CurveForecast& f, int r, int k, long long g) const;
+  OriginRow origin_row(const CurveForecast& f, int r, long long g) const;
+  double current_log_loss(int r) const;
+
+  const std::vector<Curve>& runs_;
+  CurveStudySettings settings_;
+  RssmDynamics& dynamics_;
+  Encoder& encoder_;
+  RssmCurveForecaster forecaster_;
+  AdaptiveConformal calibration_;
+  std::vector<EmpiricalErrors> base_errors_;  // baseline b, horizon k: entry b * K + k
+
+  Encoder::History history_;
+  CurveState state_;
+  View1<real>::host_mirror_type host_log_loss_;
+  View1<int> origin_active_;
+  Kokkos::View<TelemetryRecord*, Kokkos::LayoutRight, MemSpace> records_;
+  Kokkos::View<TelemetryRecord*, Kokkos::LayoutRight, MemSpace>::host_mirror_type host_records_;
+  View1<int>::host_mirror_type host_active_, host_origin_;
+
+  std::vector<long long> grid_;  // every step of any run, in order: all runs walk forward together
+  std::vector<ForecastRow> rows_;
+  std::vector<OriginRow> origins_;
+  std::multimap<long long, std::size_t> due_;  // step at which a row's target is known -> row
+  std::vector<int> next_;                      // entries of run r pushed so far
+  CurveStudyTimings timings_;
+};
+
+// The scores of `rows` per forecaster and horizon (see HorizonScores).
+HorizonScores score_rows(const std::vector<ForecastRow>& rows, int horizons);
+
+// The stop list of `runs` from their origins' beat probabilities.
+StopList judge_stops(const std::vector<Curve>& runs, const std::vector<OriginRow>& origins,
+                     double stop_at, double stop_confidence);
+
+}  // namespace hpt::forecast

@@ -1,0 +1,88 @@
+#include "forecast/forecast_options.hpp"
+
+#include <string>
+
+#include "core/config_lists.hpp"
+#include "core/error.hpp"
+#include "forecast/baselines.hpp"
+#include "forecast/curve_study.hpp"
+
+namespace hpt::forecast {
+
+namespace {
+
+// A valid forecast.horizons, quoted in its error messages.
+const char* const kHorizonsExample = "10,50,100,200";
+
+}  // namespace
+
+void declare_forecast_options(OptionSchema& s) {
+  s.add_string("forecast.input", "",
+               "loss curves to forecast: HDF5 (/runs/<id>/step, loss[, grad_norm, lr, val_loss]) "
+               "or CSV with the header run,step,loss[,grad_norm,lr]");
+  s.add_bool("forecast.skip_bad_runs", false,
+             "skip a malformed run with a warning instead of refusing the file");
+  s.add_string("forecast.horizons", "10,50,100,200",
+               "forecast horizons in steps (>= 5, increasing)");
+  s.add_int("forecast.every", 10, "origin spacing: a forecast at every step divisible by this", 1,
+            1000000);
+  s.add_int("forecast.scenarios", 32, "rollout samples per ensemble member and run", 1, 1 << 16);
+  s.add_real("forecast.stop_at", 0.25, "fraction of a run's steps at which the stop list judges it",
+             0.0, 1.0);
+  s.add_real("forecast.stop_confidence", 0.9,
+             "a run is stopped when it beats the best other run with probability below 1 - this",
+             0.5, 1.0);
+  s.add_choice("forecast.calibration", "quantile", {"quantile", "scale"},
+               "interval calibration per horizon: quantile (adaptive conformal quantile of the "
+               "realised targets' scores) or scale (a multiplicative width factor nudged by each "
+               "hit or miss)");
+  s.add_real("forecast.calibration_rate", 0.05,
+             "step size gamma of the adaptive conformal correction per horizon (of the quantile's "
+             "level, or of the log width factor)",
+             1e-6, 1.0);
+  s.add_int("forecast.calibration_window", 200,
+            "realised targets per horizon whose scores the quantile calibration keeps (newest)", 10,
+            100000);
+  s.add_int("forecast.train_runs", 4,
+            "runs whose newest transitions train the shared ensemble at each step (one BPTT + Adam "
+            "update each, round robin; 0: no online training)",
+            0, 1 << 20);
+  s.add_string("forecast.model", "", "dynamics model file written by hpt (empty: seeded init)");
+}
+
+std::vector<int> parse_horizons(const Config& c) {
+  const std::string& text = c.get_string("forecast.horizons");
+  const auto list = parse_positive_list(text, "forecast.horizons", kHorizonsExample);
+  std::vector<int> h;
+  for (long v : list) {
+    if (v < kTargetBefore + 1 || v > 100000)
+      throw InputError("forecast.horizons = '" + text + "': horizon " + std::to_string(v) +
+                       " is out of range; expected steps in [5, 100000] (the target window starts "
+                       "4 steps before the horizon), e.g. '" +
+                       kHorizonsExample + "'");
+    if (!h.empty() && v <= h.back())
+      throw InputError("forecast.horizons = '" + text + "': horizons must increase, e.g. '" +
+                       kHorizonsExample + "'");
+    h.push_back(int(v));
+  }
+  return h;
+}
+
+CurveStudySettings read_curve_study_settings(const Config& c) {
+  CurveStudySettings s;
+  s.horizons = parse_horizons(c);
+  s.every = c.get_int("forecast.every");
+  s.scenarios = int(c.get_int("forecast.scenarios"));
+  s.train_runs = int(c.get_int("forecast.train_runs"));
+  s.calibration = calibration_rule(c.get_string("forecast.calibration"));
+  s.calibration_rate = c.get_real("forecast.calibration_rate");
+  s.calibration_window = int(c.get_int("forecast.calibration_window"));
+  s.stop_at = c.get_real("forecast.stop_at");
+  s.stop_confidence = c.get_real("forecast.stop_confidence");
+  s.seed = std::uint64_t(c.get_int("run.seed"));
+  s.print_every = std::size_t(c.get_int("run.print_every"));
+  s.training = rssm_train_options_from_config(c);
+  return s;
+}
+
+}  // namespace hpt::forecast
