@@ -6,9 +6,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 
 #include "core/error.hpp"
+#include "io/csv_lines.hpp"
+#include "io/curve_tidy.hpp"
 #include "io/hdf5_file.hpp"
 
 namespace hpt::io {
@@ -34,32 +37,12 @@ void check_regular_file(const std::string& path) {
     throw InputError("curve file '" + path + "' (forecast.input) is not a regular file");
 }
 
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
-
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (true) {
-    const auto comma = line.find(',', start);
-    out.push_back(
-        trim(line.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
 bool parse_double(const std::string& text, double& value) {
   if (text.empty()) return false;
   errno = 0;
   char* end = nullptr;
   value = std::strtod(text.c_str(), &end);
-  return end == text.c_str() + text.size() && errno != ERANGE;
+  return end == text.c_str() + text.size();  // out of range: +-inf or 0, as strtod gives them
 }
 
 bool parse_step(const std::string& text, long long& value) {
@@ -70,16 +53,18 @@ bool parse_step(const std::string& text, long long& value) {
   return end == text.c_str() + text.size() && errno != ERANGE;
 }
 
-// Empty string when `v` is an acceptable value of `column`, else why not.
-std::string value_problem(const std::string& column, double v) {
-  if (std::isnan(v)) return column + " is NaN";
-  if (std::isinf(v)) return column + " is infinite";
+// Empty when `v` is an acceptable value of `column`: non-negative, and finite unless the column
+// may carry a divergence (loss, grad_norm, val_loss); else why not.
+std::string value_problem(const std::string& column, double v, bool may_diverge) {
+  if (std::isnan(v) && !may_diverge) return column + " is NaN";
+  if (std::isinf(v) && !may_diverge) return column + " is infinite";
   if (v < 0) return column + " is negative (" + std::to_string(v) + ")";
   return "";
 }
 
 // Collects the runs of one file: the first problem of a run either throws (strict) or marks the run
-// as skipped (skip_bad_runs), so that one file-wide pass reports every skipped run once.
+// as skipped (skip_bad_runs), so that one file-wide pass reports every skipped run once. The
+// reading rules (io/curve_tidy.hpp) apply to every run that was read without a problem.
 class RunCollector {
  public:
   RunCollector(std::string path, bool skip) : path_(std::move(path)), skip_(skip) {}
@@ -91,17 +76,23 @@ class RunCollector {
     if (bad_.emplace(run, msg).second) order_.push_back(run);
   }
   bool is_bad(const std::string& run) const { return bad_.count(run) > 0; }
+  void note(const std::string& text) { notes_.push_back(text); }
 
-  CurveSet finish(std::vector<Curve> runs) const {
+  CurveSet finish(std::vector<RawCurve> runs) {
     CurveSet set;
-    for (auto& c : runs)
-      if (!is_bad(c.id)) set.runs.push_back(std::move(c));
+    for (auto& raw : runs)
+      if (!is_bad(raw.curve.id) && tidy_curve(raw, notes_))
+        set.runs.push_back(std::move(raw.curve));
     for (const auto& run : order_) set.skipped.push_back(bad_.at(run));
+    set.notes = std::move(notes_);
+    if (set.runs.empty() && !order_.empty())
+      throw InputError("curve file '" + path_ + "' holds no valid runs (" +
+                       std::to_string(order_.size()) +
+                       " skipped, the first: " + bad_.at(order_[0]) + ")");
     if (set.runs.empty())
       throw InputError("curve file '" + path_ + "' holds no " +
-                       (order_.empty() ? std::string("runs")
-                                       : "valid runs (" + std::to_string(order_.size()) +
-                                             " skipped, the first: " + bad_.at(order_[0]) + ")"));
+                       (runs.empty() ? std::string("runs")
+                                     : "run with a finite loss (" + set.notes.back() + ")"));
     return set;
   }
 
@@ -109,19 +100,214 @@ class RunCollector {
   std::string path_;
   bool skip_;
   std::map<std::string, std::string> bad_;
-  std::vector<std::string> order_;
+  std::vector<std::string> order_, notes_;
 };
 
+// ---------------------------------------------------------------------------------------- CSV
+
+const char* const kCsvHeader = "run,step,loss[,lr,grad_norm,val_loss,group]";
+
+// Where the known columns are; -1 when absent.
+struct CsvColumns {
+  int run = -1, step = -1, loss = -1, grad = -1, lr = -1, val = -1, group = -1;
+  std::size_t count = 0;
+};
+
+CsvColumns read_csv_header(const std::string& path, const CsvLine& header, RunCollector& collect) {
+  CsvColumns c;
+  c.count = header.fields.size();
+  std::vector<std::string> ignored;
+  for (int i = 0; i < int(header.fields.size()); ++i) {
+    const std::string& h = header.fields[std::size_t(i)];
+    int* slot = h == "run"         ? &c.run
+                : h == "step"      ? &c.step
+                : h == "loss"      ? &c.loss
+                : h == "grad_norm" ? &c.grad
+                : h == "lr"        ? &c.lr
+                : h == "val_loss"  ? &c.val
+                : h == "group"     ? &c.group
+                                   : nullptr;
+    if (!slot) {
+      ignored.push_back(h.empty() ? "(unnamed)" : "'" + h + "'");
+      continue;
+    }
+    if (*slot >= 0)
+      throw InputError("curve file '" + path + "' line 1: column '" + h + "' appears twice");
+    *slot = i;
+  }
+  if (c.step < 0 || (c.loss < 0 && c.val < 0))
+    throw InputError("curve file '" + path + "' line 1: missing column '" +
+                     (c.step < 0 ? "step" : "loss") + "'; expected the header " + kCsvHeader +
+                     " (columns in any order; others are ignored)");
+  if (!ignored.empty()) {
+    std::string names;
+    for (const auto& n : ignored) names += (names.empty() ? "" : ", ") + n;
+    collect.note("columns ignored (not used by forecasts): " + names);
+  }
+  return c;
+}
+
+// Fills the runs of a CSV file row by row.
+class CsvRunBuilder {
+ public:
+  CsvRunBuilder(std::string path, CsvColumns cols, std::string single_run, RunCollector& collect)
+      : path_(std::move(path)), cols_(cols), single_(std::move(single_run)), collect_(collect) {}
+
+  void add(const CsvLine& line);
+  std::vector<RawCurve> take();
+
+ private:
+  const std::string& field(const CsvLine& line, int col) const {
+    return line.fields[std::size_t(col)];
+  }
+  RawCurve& run_of(const std::string& id);
+  bool number(const CsvLine& line, int col, const char* name, bool may_diverge, double& v);
+  void set_group(RawCurve& r, const CsvLine& line);
+  void add_value(const CsvLine& line, int col, const char* name, std::vector<double>& into);
+
+  std::string path_;
+  CsvColumns cols_;
+  std::string single_;  // the run of a file without a run column
+  RunCollector& collect_;
+  std::vector<RawCurve> runs_;
+  std::map<std::string, std::size_t> index_;
+  std::map<std::string, bool> grad_missing_;
+  std::string run_, where_;
+};
+
+// The runs; a run with an empty gradient norm on some row does not use its gradient norms.
+std::vector<RawCurve> CsvRunBuilder::take() {
+  for (RawCurve& r : runs_)
+    if (grad_missing_.count(r.curve.id) && !r.curve.grad_norm.empty()) {
+      collect_.note("run '" + r.curve.id + "': grad_norm is empty on some rows; not used");
+      r.curve.grad_norm.clear();
+    }
+  return std::move(runs_);
+}
+
+RawCurve& CsvRunBuilder::run_of(const std::string& id) {
+  auto it = index_.find(id);
+  if (it == index_.end()) {
+    it = index_.emplace(id, runs_.size()).first;
+    runs_.emplace_back();
+    runs_.back().curve.id = id;
+  }
+  return runs_[it->second];
+}
+
+bool CsvRunBuilder::number(const CsvLine& line, int col, const char* name, bool may_diverge,
+                           double& v) {
+  if (!parse_double(field(line, col), v)) {
+    collect_.fail(run_, where_, std::string(name) + " '" + field(line, col) + "' is not a number");
+    return false;
+  }
+  const std::string why = value_problem(name, v, may_diverge);
+  if (!why.empty()) collect_.fail(run_, where_, why);
+  return why.empty();
+}
+
+void CsvRunBuilder::set_group(RawCurve& r, const CsvLine& line) {
+  if (cols_.group < 0 || field(line, cols_.group).empty()) return;
+  const std::string& g = field(line, cols_.group);
+  if (r.curve.group.empty()) r.curve.group = g;
+  if (g != r.curve.group)
+    collect_.fail(run_, where_,
+                  "group '" + g + "' differs from the run's group '" + r.curve.group + "'");
+}
+
+// A value of an optional per-step column; lr carries its last value over an empty field, an empty
+// gradient norm drops the run's gradient norms.
+void CsvRunBuilder::add_value(const CsvLine& line, int col, const char* name,
+                              std::vector<double>& into) {
+  if (col < 0) return;
+  double v = std::numeric_limits<double>::quiet_NaN();
+  if (field(line, col).empty()) {
+    if (col == cols_.grad) grad_missing_[run_] = true;
+    if (col == cols_.lr && !into.empty()) v = into.back();
+    if (col == cols_.lr && into.empty()) collect_.fail(run_, where_, "lr is empty");
+  } else if (!number(line, col, name, col == cols_.grad, v)) {
+    return;
+  }
+  into.push_back(v);
+}
+
+void CsvRunBuilder::add(const CsvLine& line) {
+  where_ = "line " + std::to_string(line.number);
+  const std::size_t n = line.fields.size();
+  run_ = cols_.run < 0 ? single_ : (std::size_t(cols_.run) < n ? field(line, cols_.run) : "");
+  if (n != cols_.count || line.quote_open) {
+    const std::string why = line.quote_open
+                                ? "a quoted field is not closed"
+                                : "has " + std::to_string(n) + " columns; the header has " +
+                                      std::to_string(cols_.count);
+    if (!line.complete) {
+      collect_.note(where_ + ", the last line, has no newline and is incomplete (" + why +
+                    "): ignored");
+    } else if (run_.empty()) {
+      throw InputError("curve file '" + path_ + "' " + where_ + ": " + why);
+    } else {
+      collect_.fail(run_, where_, why);
+    }
+    return;
+  }
+  if (run_.empty()) throw InputError("curve file '" + path_ + "' " + where_ + ": empty run id");
+  RawCurve& r = run_of(run_);
+  if (collect_.is_bad(run_)) return;
+  long long step = 0;
+  if (!parse_step(field(line, cols_.step), step)) {
+    collect_.fail(run_, where_, "step '" + field(line, cols_.step) + "' is not an integer");
+    return;
+  }
+  set_group(r, line);
+  double val = 0;
+  const bool has_val = cols_.val >= 0 && !field(line, cols_.val).empty();
+  if (has_val && !number(line, cols_.val, "val_loss", true, val)) return;
+  if (has_val)
+    r.curve.val_steps.push_back(step), r.curve.val_loss.push_back(val),
+        r.val_where.push_back(where_);
+  if (cols_.loss < 0 || field(line, cols_.loss).empty()) {
+    if (!has_val) collect_.fail(run_, where_, "loss is empty");
+    return;  // a validation-only row
+  }
+  double loss = 0;
+  if (!number(line, cols_.loss, "loss", true, loss)) return;
+  add_value(line, cols_.grad, "grad_norm", r.curve.grad_norm);
+  add_value(line, cols_.lr, "lr", r.curve.lr);
+  r.curve.steps.push_back(step), r.curve.loss.push_back(loss), r.where.push_back(where_);
+}
+
+}  // namespace
+
+CurveSet read_curves_csv(const std::string& path, bool skip_bad_runs) {
+  check_regular_file(path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError("curve file '" + path + "' cannot be read");
+  CsvLines lines(in);
+  CsvLine header;
+  if (!lines.next(header))
+    throw InputError("curve file '" + path + "' is empty; expected the header line " + kCsvHeader);
+  RunCollector collect(path, skip_bad_runs);
+  const CsvColumns cols = read_csv_header(path, header, collect);
+  const std::string single = fs::path(path).stem().string();
+  if (cols.run < 0) collect.note("no 'run' column: one run, named '" + single + "' after the file");
+  CsvRunBuilder builder(path, cols, single, collect);
+  for (CsvLine line; lines.next(line);) builder.add(line);
+  return collect.finish(builder.take());
+}
+
+// ---------------------------------------------------------------------------------------- HDF5
+
+namespace {
+
 // Element types accepted for a series, read as double (step as int64).
-std::vector<double> read_series(const H5Group& run, const std::string& name, std::size_t& length,
-                                std::string& problem) {
+std::vector<double> read_series(const H5Group& run, const std::string& name, std::string& problem) {
   const H5Dataset ds = run.open_dataset(name);
   const auto shape = ds.shape();
   if (shape.size() != 1) {
     problem = "must be 1-D, found shape " + shape_string(shape);
     return {};
   }
-  length = shape[0];
+  const std::size_t length = shape[0];
   const std::string element = ds.element_description();
   std::vector<double> v(length);
   if (length == 0) return v;
@@ -145,107 +331,87 @@ std::vector<double> read_series(const H5Group& run, const std::string& name, std
   return v;
 }
 
-}  // namespace
-
-CurveSet read_curves_csv(const std::string& path, bool skip_bad_runs) {
-  check_regular_file(path);
-  std::ifstream in(path);
-  if (!in) throw InputError("curve file '" + path + "' cannot be read");
-  std::string line;
-  if (!std::getline(in, line))
-    throw InputError("curve file '" + path +
-                     "' is empty; expected the header line "
-                     "run,step,loss[,grad_norm,lr]");
-  if (line.size() >= 3 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
-  const auto header = split_csv(line);
-  int col_run = -1, col_step = -1, col_loss = -1, col_grad = -1, col_lr = -1;
-  for (int i = 0; i < int(header.size()); ++i) {
-    const std::string& h = header[std::size_t(i)];
-    int* slot = h == "run"         ? &col_run
-                : h == "step"      ? &col_step
-                : h == "loss"      ? &col_loss
-                : h == "grad_norm" ? &col_grad
-                : h == "lr"        ? &col_lr
-                                   : nullptr;
-    if (!slot)
-      throw InputError("curve file '" + path + "' line 1: unknown column '" + h +
-                       "'; expected the header run,step,loss[,grad_norm,lr]");
-    if (*slot >= 0)
-      throw InputError("curve file '" + path + "' line 1: column '" + h + "' appears twice");
-    *slot = i;
+// Why entry values of dataset `name` are unacceptable, or "".
+std::string series_problem(const std::string& name, const std::vector<double>& v) {
+  const bool is_step = name == "step" || name == "val_step";
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    std::string why;
+    if (is_step && (!std::isfinite(v[i]) || v[i] != std::floor(v[i]) || std::abs(v[i]) > 9e18))
+      why = "step " + std::to_string(v[i]) + " is not an integer";
+    else if (!is_step)
+      why = value_problem(name, v[i], name != "lr");
+    if (!why.empty()) return "entry " + std::to_string(i) + ": " + why;
   }
-  const std::pair<const char*, int> required[] = {
-      {"run", col_run}, {"step", col_step}, {"loss", col_loss}};
-  for (const auto& [name, col] : required)
-    if (col < 0)
-      throw InputError("curve file '" + path + "' line 1: missing column '" + name +
-                       "'; expected the header run,step,loss[,grad_norm,lr]");
-
-  RunCollector collect(path, skip_bad_runs);
-  std::vector<Curve> runs;
-  std::map<std::string, std::size_t> index;
-  std::map<std::string, long> last_line;
-  long line_no = 1;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (trim(line).empty()) continue;
-    const auto f = split_csv(line);
-    const std::string where = "line " + std::to_string(line_no);
-    if (f.size() != header.size()) {
-      const std::string run = f.empty() ? "" : f[std::size_t(col_run)];
-      const std::string why = "has " + std::to_string(f.size()) + " columns; the header has " +
-                              std::to_string(header.size());
-      if (run.empty() || f.size() <= std::size_t(col_run))
-        throw InputError("curve file '" + path + "' " + where + ": " + why);
-      collect.fail(run, where, why);
-      continue;
-    }
-    const std::string run = f[std::size_t(col_run)];
-    if (run.empty()) throw InputError("curve file '" + path + "' " + where + ": empty run id");
-    auto it = index.find(run);
-    if (it == index.end()) {
-      it = index.emplace(run, runs.size()).first;
-      runs.push_back(Curve{run, {}, {}, {}, {}, {}});
-    }
-    Curve& c = runs[it->second];
-    if (collect.is_bad(run)) continue;
-    long long step = 0;
-    if (!parse_step(f[std::size_t(col_step)], step)) {
-      collect.fail(run, where, "step '" + f[std::size_t(col_step)] + "' is not an integer");
-      continue;
-    }
-    if (!c.steps.empty() && step <= c.steps.back()) {
-      collect.fail(run, where,
-                   "step " + std::to_string(step) +
-                       (step == c.steps.back() ? " repeats" : " is smaller than") + " step " +
-                       std::to_string(c.steps.back()) + " of line " +
-                       std::to_string(last_line[run]) + "; steps of a run must increase");
-      continue;
-    }
-    auto number = [&](int col, const char* name, std::vector<double>& into) {
-      if (col < 0) return true;
-      double v = 0;
-      if (!parse_double(f[std::size_t(col)], v)) {
-        collect.fail(run, where,
-                     std::string(name) + " '" + f[std::size_t(col)] + "' is not a number");
-        return false;
-      }
-      const std::string why = value_problem(name, v);
-      if (!why.empty()) {
-        collect.fail(run, where, why);
-        return false;
-      }
-      into.push_back(v);
-      return true;
-    };
-    if (!number(col_loss, "loss", c.loss) || !number(col_grad, "grad_norm", c.grad_norm) ||
-        !number(col_lr, "lr", c.lr))
-      continue;
-    c.steps.push_back(step);
-    last_line[run] = line_no;
-  }
-  return collect.finish(std::move(runs));
+  return "";
 }
+
+const char* const kKnownDatasets[] = {"step", "loss", "grad_norm", "lr", "val_step", "val_loss"};
+
+// Reads one run group; false (with collect.fail called) when it is malformed.
+class Hdf5RunReader {
+ public:
+  Hdf5RunReader(const H5Group& g, const std::string& name, std::string id, RunCollector& collect)
+      : g_(g), id_(std::move(id)), base_("/runs/" + name + "/"), collect_(collect) {}
+
+  bool read(RawCurve& raw, std::map<std::string, int>& ignored);
+
+ private:
+  bool series(const std::string& name, bool required, std::size_t length,
+              std::vector<double>& into);
+
+  const H5Group& g_;
+  std::string id_, base_;
+  RunCollector& collect_;
+};
+
+// Dataset `name` into `into`: required or optional, of `length` entries (0: any length).
+bool Hdf5RunReader::series(const std::string& name, bool required, std::size_t length,
+                           std::vector<double>& into) {
+  if (!g_.has_dataset(name)) {
+    if (required) collect_.fail(id_, "dataset '" + base_ + name + "'", "is missing");
+    return !required;
+  }
+  std::string problem;
+  into = read_series(g_, name, problem);
+  if (problem.empty() && length > 0 && into.size() != length)
+    problem = "has " + std::to_string(into.size()) + " entries; '" + base_ + "step' has " +
+              std::to_string(length);
+  if (problem.empty() && name == "step" && into.empty())
+    problem = "is empty (a run needs at least one step)";
+  if (problem.empty()) problem = series_problem(name, into);
+  if (!problem.empty()) collect_.fail(id_, "dataset '" + base_ + name + "'", problem);
+  return problem.empty();
+}
+
+bool Hdf5RunReader::read(RawCurve& raw, std::map<std::string, int>& ignored) {
+  forecast::Curve& c = raw.curve;
+  c.id = id_;
+  if (g_.has_attribute("group")) c.group = g_.read_string_attribute("group");
+  std::vector<double> steps, val_steps;
+  if (!series("step", true, 0, steps) || !series("loss", true, steps.size(), c.loss) ||
+      !series("grad_norm", false, steps.size(), c.grad_norm) ||
+      !series("lr", false, steps.size(), c.lr))
+    return false;
+  const bool own_steps = g_.has_dataset("val_step");
+  if (!series("val_step", false, 0, val_steps) ||
+      !series("val_loss", false, own_steps ? val_steps.size() : steps.size(), c.val_loss))
+    return false;
+  if (!own_steps) val_steps = steps;  // val_loss beside every step, NaN where none was measured
+  if (c.val_loss.empty()) val_steps.clear();
+  c.steps.assign(steps.begin(), steps.end());
+  c.val_steps.assign(val_steps.begin(), val_steps.end());
+  for (std::size_t i = 0; i < c.steps.size(); ++i)
+    raw.where.push_back("entry " + std::to_string(i));
+  for (std::size_t i = 0; i < c.val_steps.size(); ++i)
+    raw.val_where.push_back("validation entry " + std::to_string(i));
+  for (const std::string& d : g_.list_datasets())
+    if (std::find(std::begin(kKnownDatasets), std::end(kKnownDatasets), d) ==
+        std::end(kKnownDatasets))
+      ++ignored[d];
+  return true;
+}
+
+}  // namespace
 
 CurveSet read_curves_hdf5(const std::string& path, bool skip_bad_runs) {
   check_regular_file(path);
@@ -256,57 +422,18 @@ CurveSet read_curves_hdf5(const std::string& path, bool skip_bad_runs) {
                      "and /runs/<id>/loss");
   const H5Group runs_group = file.root().open_group("runs");
   RunCollector collect(path, skip_bad_runs);
-  std::vector<Curve> runs;
-  for (const std::string& id : runs_group.list_groups()) {
-    const H5Group g = runs_group.open_group(id);
-    const std::string base = "/runs/" + id + "/";
-    Curve c{id, {}, {}, {}, {}, {}};
-    bool ok = true;
-    std::size_t length = 0;
-    auto read = [&](const std::string& name, bool required, std::vector<double>& into) {
-      if (!ok) return;
-      if (!g.has_dataset(name)) {
-        if (required) {
-          collect.fail(id, "dataset '" + base + name + "'", "is missing");
-          ok = false;
-        }
-        return;
-      }
-      std::size_t n = 0;
-      std::string problem;
-      into = read_series(g, name, n, problem);
-      if (problem.empty() && name != "step" && n != length)
-        problem = "has " + std::to_string(n) + " entries; '" + base + "step' has " +
-                  std::to_string(length);
-      if (problem.empty() && name == "step") length = n;
-      if (problem.empty() && n == 0) problem = "is empty (a run needs at least one step)";
-      for (std::size_t i = 0; problem.empty() && i < into.size(); ++i) {
-        std::string why = name == "step" ? (std::isfinite(into[i]) ? "" : "step is not finite")
-                          : (name == "val_loss" && std::isnan(into[i]))
-                              ? ""  // no validation at this step
-                              : value_problem(name, into[i]);
-        if (why.empty() && name == "step" && i > 0 && into[i] <= into[i - 1])
-          why = "step " + std::to_string((long long)into[i]) +
-                (into[i] == into[i - 1] ? " repeats" : " is smaller than") +
-                " the step before it (" + std::to_string((long long)into[i - 1]) +
-                "); steps of a run must increase";
-        if (!why.empty()) problem = "entry " + std::to_string(i) + ": " + why;
-      }
-      if (!problem.empty()) {
-        collect.fail(id, "dataset '" + base + name + "'", problem);
-        ok = false;
-      }
-    };
-    std::vector<double> steps;
-    read("step", true, steps);
-    read("loss", true, c.loss);
-    read("grad_norm", false, c.grad_norm);
-    read("lr", false, c.lr);
-    read("val_loss", false, c.val_loss);
-    if (!ok) continue;
-    c.steps.assign(steps.begin(), steps.end());
-    runs.push_back(std::move(c));
+  std::vector<RawCurve> runs;
+  std::map<std::string, int> ignored;
+  for (const std::string& name : runs_group.list_groups()) {
+    const H5Group g = runs_group.open_group(name);
+    // The attribute `id` holds a run id that a group name cannot (one with '/').
+    const std::string id = g.has_attribute("id") ? g.read_string_attribute("id") : name;
+    RawCurve raw;
+    if (Hdf5RunReader(g, name, id, collect).read(raw, ignored)) runs.push_back(std::move(raw));
   }
+  for (const auto& [d, count] : ignored)
+    collect.note("dataset '" + d + "' ignored in " + std::to_string(count) + " run" +
+                 (count > 1 ? "s" : "") + " (not used by forecasts)");
   return collect.finish(std::move(runs));
 }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/crash_point.hpp"
 #include "io/atomic_file.hpp"
 #include "io/hdf5_format.hpp"
 
@@ -144,6 +145,22 @@ void write_origins(H5Group& root, const std::vector<forecast::OriginRow>& origin
   write_doubles(og, "beat_probability", prob);
 }
 
+// A run id as an HDF5 group name: '/' (a path separator there) and '%' percent-encoded, and the
+// names '.' and '' (not allowed) encoded too. The id itself is the group's attribute `id`.
+std::string group_name(const std::string& id) {
+  std::string out;
+  for (const char ch : id) {
+    if (ch == '/')
+      out += "%2F";
+    else if (ch == '%')
+      out += "%25";
+    else
+      out += ch;
+  }
+  if (out.empty() || out == ".") out = "%2E" + out.substr(out.empty() ? 0 : 1);
+  return out;
+}
+
 // /runs/<id>: each run's length, final loss and stop verdict.
 void write_runs(H5Group& root, const std::vector<forecast::Curve>& runs,
                 const forecast::StopList& s) {
@@ -151,7 +168,8 @@ void write_runs(H5Group& root, const std::vector<forecast::Curve>& runs,
   for (int r = 0; r < int(runs.size()); ++r) {
     const forecast::Curve& run = runs[std::size_t(r)];
     const std::size_t i = std::size_t(r);
-    H5Group g = rg.create_group(run.id);
+    H5Group g = rg.create_group(group_name(run.id));
+    g.write_string_attribute("id", run.id);
     g.write_int_attribute("index", r);
     g.write_int_attribute("steps", std::int64_t(run.steps.size()));
     g.write_double_attribute("final_log_loss", s.final_log_loss[i]);
@@ -201,6 +219,7 @@ void write_curve_study_file(const std::string& path, const std::string& resolved
   write_origins(root, result.origins);
   write_runs(root, runs, result.stop);
   write_stop_list(root, result.stop, result.timings.run_steps);
+  crash_point("forecast_output_written", 0);  // the crash tests' instant: written, not yet renamed
   writer.commit();
 }
 

@@ -12,6 +12,8 @@
 #include "core/error.hpp"
 #include "core/registry.hpp"
 #include "core/types.hpp"
+#include "forecast/curve_study.hpp"
+#include "forecast/forecast_options.hpp"
 #include "io/curve_files.hpp"
 #include "io/dataset_files.hpp"
 #include "physics-style-modules/dataset/register.hpp"
@@ -76,16 +78,17 @@ MemoryNeed train_need(const Config& c) {
 
 MemoryNeed forecast_need(const Config& c) {
   // The curves were read and checked before (check_forecast_inputs); read again for their sizes.
-  const forecast::CurveSet curves = io::read_curves(c.get_string("forecast.input"), true);
+  const forecast::CurveSet curves =
+      io::read_curves(c.get_string("forecast.input"), c.get_bool("forecast.skip_bad_runs"));
   double T = 0;
   for (const auto& run : curves.runs) T += double(run.steps.size());
   const double R = double(curves.runs.size());
   const double E = double(c.get_int("dynamics.members")), H = double(c.get_int("dynamics.hidden"));
   const double N = double(c.get_int("forecast.scenarios"));
-  double max_h = 0;
-  for (long h :
-       parse_positive_list(c.get_string("forecast.horizons"), "forecast.horizons", "10,50,100,200"))
-    max_h = std::max(max_h, double(h));
+  forecast::CurveStudySettings settings = forecast::read_curve_study_settings(c);
+  std::vector<std::string> notes;
+  forecast::fit_horizons_to_runs(settings, curves, notes);  // the horizons the study will use
+  const double max_h = double(settings.horizons.back());
   MemoryNeed need;
   const MemoryNeed forecaster = rssm_training_memory(c, R);
   need.bytes = forecaster.bytes + encoder_history_bytes(c, R) + R * E * H * 2 * kReal +

@@ -37,6 +37,11 @@ void warn_skipped_runs(const forecast::CurveSet& set, const Config& c) {
               << why << "\n";
 }
 
+void print_notes(const std::vector<std::string>& notes, const Config& c) {
+  for (const auto& note : notes)
+    std::cout << "note: curve file '" << c.get_string("forecast.input") << "': " << note << "\n";
+}
+
 // The shared ensemble: seeded, or the parameters of forecast.model.
 void prepare_dynamics(RssmDynamics& dynamics, const Config& c) {
   dynamics.initialize(std::uint64_t(c.get_int("dynamics.seed")));
@@ -44,12 +49,40 @@ void prepare_dynamics(RssmDynamics& dynamics, const Config& c) {
     io::load_model_file(dynamics, c.get_string("forecast.model"));
 }
 
+double eta_seconds(const forecast::ReplayProgress& p) {
+  return p.seconds / double(p.walked) * double(p.steps - p.walked);
+}
+
 void print_progress(const forecast::ReplayProgress& p) {
   std::cout << "step " << p.step << "  (" << p.walked << "/" << p.steps << " steps)  "
             << io::fmt(double(p.run_steps) / std::max(p.seconds, 1e-9)) << " run-steps/s  ETA "
-            << io::fmt(p.seconds / double(p.walked) * double(p.steps - p.walked)) << " s"
-            << std::endl;
+            << io::fmt(eta_seconds(p)) << " s" << std::endl;
 }
+
+// Once the replay has run a few seconds, the rate measured so far says whether the requested work
+// is far beyond an hour of this machine: warn once, naming the keys that set its size.
+class WorkEstimate {
+ public:
+  explicit WorkEstimate(const Config& c) : c_(c) {}
+  void operator()(const forecast::ReplayProgress& p) {
+    print_progress(p);
+    if (warned_ || p.seconds < 2 || p.walked == p.steps) return;
+    warned_ = true;
+    if (eta_seconds(p) < kHour) return;
+    std::cerr << "hpt: warning: at the rate measured so far this forecast needs about "
+              << io::fmt(eta_seconds(p) / kHour) << " h more; its size is set by "
+              << "forecast.input (" << p.run_steps
+              << " run-steps so far), forecast.scenarios = " << c_.get_int("forecast.scenarios")
+              << ", forecast.horizons = " << c_.get_string("forecast.horizons")
+              << ", forecast.every = " << c_.get_int("forecast.every")
+              << " and dynamics.hidden = " << c_.get_int("dynamics.hidden") << "\n";
+  }
+
+ private:
+  static constexpr double kHour = 3600;
+  const Config& c_;
+  bool warned_ = false;
+};
 
 // Mean |error| and coverage of every forecaster per horizon.
 io::TextTable scores_table(const CurveStudyResult& result) {
@@ -114,8 +147,10 @@ void print_rates(const CurveStudyResult& result, double gemm_gflops) {
 }  // namespace
 
 void check_forecast_inputs(const RunContext& ctx) {
-  forecast::parse_horizons(ctx.config);
-  read_input(ctx.config);  // every run validated before any output
+  forecast::CurveStudySettings settings = forecast::read_curve_study_settings(ctx.config);
+  const forecast::CurveSet set = read_input(ctx.config);  // every run validated before any output
+  std::vector<std::string> notes;
+  forecast::fit_horizons_to_runs(settings, set, notes);
   const std::string model = ctx.config.get_string("forecast.model");
   if (!model.empty()) io::check_model_file(model, "forecast.model", ctx.config);
   check_output_file(ctx.output_path(".h5"), "output.name", ctx.output_dir);
@@ -123,9 +158,12 @@ void check_forecast_inputs(const RunContext& ctx) {
 
 int run_forecast_mode(const RunContext& ctx) {
   const Config& c = ctx.config;
-  const forecast::CurveStudySettings settings = forecast::read_curve_study_settings(c);
+  forecast::CurveStudySettings settings = forecast::read_curve_study_settings(c);
   const forecast::CurveSet set = read_input(c);
   warn_skipped_runs(set, c);
+  std::vector<std::string> notes = set.notes;
+  forecast::fit_horizons_to_runs(settings, set, notes);
+  print_notes(notes, c);
 
   Registry<Encoder> encoders("encoder");
   register_encoder_styles(encoders);
@@ -133,7 +171,7 @@ int run_forecast_mode(const RunContext& ctx) {
   RssmDynamics dynamics(c);
   prepare_dynamics(dynamics, c);
   forecast::CurveStudy study(set.runs, settings, dynamics, *encoder);
-  const CurveStudyResult result = study.run(print_progress);
+  const CurveStudyResult result = study.run(WorkEstimate(c));
 
   print_summary(result, set.runs, dynamics, settings);
   const double gemm_gflops = measure_rollout_gemm(result, dynamics);

@@ -7,17 +7,27 @@
 namespace hpt::forecast {
 
 struct Curve {
-  std::string id;
+  std::string id;                 // verbatim from the file, whatever characters it holds
+  std::string group;              // runs of one problem; "" when the file names none
   std::vector<long long> steps;   // strictly increasing
   std::vector<double> loss;       // finite, >= 0
   std::vector<double> grad_norm;  // empty when absent, else the length of steps
-  std::vector<double> lr;         // empty when absent
-  std::vector<double> val_loss;   // empty when absent (HDF5 only)
+  std::vector<double> lr;         // empty when absent, else the length of steps
+  // Validation losses at their own steps (strictly increasing; finite, >= 0); empty when absent.
+  std::vector<long long> val_steps;
+  std::vector<double> val_loss;
+  bool diverged = false;  // the file's curve went on to a non-finite loss; it ends before it
 };
 
 struct CurveSet {
   std::vector<Curve> runs;           // in file order (HDF5: sorted by id)
   std::vector<std::string> skipped;  // "run 'x': why" for each run dropped by skip_bad_runs
+  // What was read differently from the file as written: ignored columns, sorted or repeated
+  // steps, divergences, a partial last line. One line each, printed as notes.
+  std::vector<std::string> notes;
 };
+
+// The validation loss of `c` recorded at step `step`, or NaN.
+double validation_at(const Curve& c, long long step);
 
 }  // namespace hpt::forecast

@@ -39,8 +39,9 @@ TelemetryRecord entry_record(const Curve& run, int i, long long g) {
   rec.grad_norm = rec.has_grad ? run.grad_norm[std::size_t(i)] : 0.0;
   rec.lr = run.lr.empty() ? 0.0 : run.lr[std::size_t(i)];
   rec.effective_lr = rec.lr;
-  rec.has_val_loss = !run.val_loss.empty() && !std::isnan(run.val_loss[std::size_t(i)]);
-  rec.val_loss = rec.has_val_loss ? run.val_loss[std::size_t(i)] : 0.0;
+  const double val = validation_at(run, run.steps[std::size_t(i)]);
+  rec.has_val_loss = !std::isnan(val);
+  rec.val_loss = rec.has_val_loss ? val : 0.0;
   return rec;
 }
 
@@ -129,11 +130,17 @@ void CurveStudy::replay(const std::function<void(const ReplayProgress&)>& progre
   Kokkos::fence();
   Kokkos::Timer timer;
   std::size_t walked = 0;
+  double last_line = 0;
   for (const long long g : grid_) {
     push_step(g);
     observe_and_train();
-    if (++walked % settings_.print_every == 0 || walked == grid_.size())
-      progress({g, walked, grid_.size(), timer.seconds(), timings_.run_steps});
+    // A line every run.print_every steps, and at least every few seconds on long work.
+    const double now = timer.seconds();
+    if (++walked % settings_.print_every == 0 || walked == grid_.size() ||
+        now - last_line >= kProgressSeconds) {
+      progress({g, walked, grid_.size(), now, timings_.run_steps});
+      last_line = now;
+    }
     score_due(g);
     if (g % settings_.every == 0) forecast_at_origin(g);
   }

@@ -25,7 +25,8 @@ constexpr int kBaselines = 3;
 constexpr int kForecasters = 1 + kBaselines;  // hpt, then the baselines
 inline constexpr const char* kBaselineNames[kBaselines] = {"last", "loglin", "power"};
 inline constexpr const char* kForecasterNames[kForecasters] = {"hpt", "last", "loglin", "power"};
-constexpr int kMinOriginEntries = 10;  // a run is forecast once it has this many steps
+constexpr int kMinOriginEntries = 10;   // a run is forecast once it has this many steps
+constexpr double kProgressSeconds = 5;  // longest wall time between two progress lines
 
 // What the study computes with (forecast_options.hpp reads it from the deck).
 struct CurveStudySettings {

@@ -1,5 +1,7 @@
 #include "forecast/forecast_options.hpp"
 
+#include <algorithm>
+#include <sstream>
 #include <string>
 
 #include "core/config_lists.hpp"
@@ -11,6 +13,12 @@ namespace hpt::forecast {
 
 namespace {
 
+std::string format_real(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
 // A valid forecast.horizons, quoted in its error messages.
 const char* const kHorizonsExample = "10,50,100,200";
 
@@ -18,8 +26,9 @@ const char* const kHorizonsExample = "10,50,100,200";
 
 void declare_forecast_options(OptionSchema& s) {
   s.add_string("forecast.input", "",
-               "loss curves to forecast: HDF5 (/runs/<id>/step, loss[, grad_norm, lr, val_loss]) "
-               "or CSV with the header run,step,loss[,grad_norm,lr]");
+               "loss curves to forecast: HDF5 (/runs/<id>/step, loss[, lr, grad_norm, val_step, "
+               "val_loss]) or CSV with the columns run,step,loss[,lr,grad_norm,val_loss,group] in "
+               "any order (docs/outputs.md#loss-curves)");
   s.add_bool("forecast.skip_bad_runs", false,
              "skip a malformed run with a warning instead of refusing the file");
   s.add_string("forecast.horizons", "10,50,100,200",
@@ -27,7 +36,8 @@ void declare_forecast_options(OptionSchema& s) {
   s.add_int("forecast.every", 10, "origin spacing: a forecast at every step divisible by this", 1,
             1000000);
   s.add_int("forecast.scenarios", 32, "rollout samples per ensemble member and run", 1, 1 << 16);
-  s.add_real("forecast.stop_at", 0.25, "fraction of a run's steps at which the stop list judges it",
+  s.add_real("forecast.stop_at", 0.25,
+             "fraction of a run's steps at which the stop list judges it, strictly between 0 and 1",
              0.0, 1.0);
   s.add_real("forecast.stop_confidence", 0.9,
              "a run is stopped when it beats the best other run with probability below 1 - this",
@@ -78,11 +88,50 @@ CurveStudySettings read_curve_study_settings(const Config& c) {
   s.calibration_rate = c.get_real("forecast.calibration_rate");
   s.calibration_window = int(c.get_int("forecast.calibration_window"));
   s.stop_at = c.get_real("forecast.stop_at");
+  if (!(s.stop_at > 0 && s.stop_at < 1))
+    throw InputError("forecast.stop_at = " + format_real(s.stop_at) +
+                     ": expected a fraction of each run strictly between 0 and 1, e.g. 0.25");
   s.stop_confidence = c.get_real("forecast.stop_confidence");
   s.seed = std::uint64_t(c.get_int("run.seed"));
   s.print_every = std::size_t(c.get_int("run.print_every"));
   s.training = rssm_train_options_from_config(c);
   return s;
+}
+
+namespace {
+
+// The longest horizon that run `c` lets a forecast be scored at: from its first origin (the
+// kMinOriginEntries-th entry, rounded up to the origin grid) to its last target window.
+long long longest_scorable(const Curve& c, long long every) {
+  if (c.steps.size() < std::size_t(kMinOriginEntries)) return 0;
+  const long long first = c.steps[std::size_t(kMinOriginEntries - 1)];
+  const long long origin = (first + every - 1) / every * every;
+  return c.steps.back() - kTargetAfter - origin;
+}
+
+}  // namespace
+
+void fit_horizons_to_runs(CurveStudySettings& s, const CurveSet& set,
+                          std::vector<std::string>& notes) {
+  long long longest = 0;
+  std::string run;
+  for (const Curve& c : set.runs)
+    if (longest_scorable(c, s.every) > longest) longest = longest_scorable(c, s.every), run = c.id;
+  std::vector<int> kept, dropped;
+  for (int h : s.horizons) (h <= longest ? kept : dropped).push_back(h);
+  std::string list;
+  for (int h : dropped) list += (list.empty() ? "" : ",") + std::to_string(h);
+  const std::string why = "the longest run" + (run.empty() ? std::string() : " ('" + run + "')") +
+                          " can score horizons up to " + std::to_string(std::max(0LL, longest)) +
+                          " steps (a forecast starts at a run's " +
+                          std::to_string(kMinOriginEntries) +
+                          "th step and its target window ends " + std::to_string(kTargetAfter) +
+                          " steps after the horizon)";
+  if (kept.empty())
+    throw InputError("forecast.horizons = '" + list + "': no run is long enough to score any of " +
+                     "them; " + why);
+  if (!dropped.empty()) notes.push_back("forecast.horizons " + list + " dropped: " + why);
+  s.horizons = kept;
 }
 
 }  // namespace hpt::forecast

@@ -2,9 +2,11 @@
 // The [forecast] options of run.mode = forecast (also read by training with train.forecaster):
 // their declaration, the horizons list, and the settings of the curve study
 // (forecast/curve_study.hpp).
+#include <string>
 #include <vector>
 
 #include "core/config.hpp"
+#include "forecast/curve.hpp"
 
 namespace hpt::forecast {
 
@@ -17,6 +19,12 @@ std::vector<int> parse_horizons(const Config& config);
 
 // The [forecast] options the curve study computes with, plus run.seed, run.print_every and the
 // online training options of [dynamics].
+// InputError when forecast.stop_at is not strictly between 0 and 1.
 CurveStudySettings read_curve_study_settings(const Config& config);
+
+// Keeps the horizons that at least one run is long enough to score, with a note naming the
+// others; InputError naming forecast.horizons when no run can score any of them.
+void fit_horizons_to_runs(CurveStudySettings& settings, const CurveSet& set,
+                          std::vector<std::string>& notes);
 
 }  // namespace hpt::forecast

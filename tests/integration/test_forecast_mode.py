@@ -109,9 +109,10 @@ with f5.File(outputs["h5"], "r") as f, f5.File(outputs["csv"], "r") as g:
 bad_dir = os.path.join(a.work, "bad")
 os.makedirs(bad_dir)
 cases = {
-    "nan.csv": ("run,step,loss\na,1,1.0\na,2,nan\n", ["nan.csv", "run 'a'", "line 3", "NaN"]),
-    "order.csv": ("run,step,loss\na,2,1.0\na,1,0.5\n", ["order.csv", "run 'a'", "line 3",
-                                                         "must increase"]),
+    "negative.csv": ("run,step,loss\na,1,1.0\na,2,-1\n", ["negative.csv", "run 'a'", "line 3",
+                                                          "negative"]),
+    # Too short for any horizon: refused before any work, naming the key.
+    "short.csv": ("run,step,loss\na,2,1.0\na,1,0.5\n", ["forecast.horizons", "no run is long enough"]),
     "cols.csv": ("run,loss\na,1.0\n", ["cols.csv", "missing column 'step'"]),
     "text.csv": ("run,step,loss\na,1,abc\n", ["text.csv", "line 2", "not a number"]),
 }

@@ -26,12 +26,14 @@ def read_curves(path):
         if h5py.is_hdf5(path):
             with h5py.File(path, "r") as f:
                 for rid, g in f["runs"].items():
-                    curves[rid] = (g["step"][...], g["loss"][...])
+                    curves[str(g.attrs.get("id", rid))] = (g["step"][...], g["loss"][...])
         else:
             rows = {}
-            with open(path, newline="") as fh:
+            with open(path, newline="", encoding="utf-8-sig") as fh:
                 for r in csv.DictReader(fh):
-                    rows.setdefault(r["run"], []).append((float(r["step"]), float(r["loss"])))
+                    if r.get("loss", "").strip():  # a validation-only row has no loss
+                        rows.setdefault(r.get("run", ""), []).append(
+                            (float(r["step"]), float(r["loss"])))
             curves = {k: tuple(np.array(c).T) for k, c in rows.items()}
     except (OSError, KeyError, ValueError):
         return {}
@@ -39,10 +41,11 @@ def read_curves(path):
 
 
 def run_names(f):
-    """{run index: run id} from /runs/<id> attributes `index`."""
+    """{run index: (run id, group name)} from the /runs/<group> attributes `index` and `id` (the id
+    verbatim; the group name encodes a '/' in it)."""
     names = {}
-    for rid, g in f.get("runs", {}).items():
-        names[int(g.attrs.get("index", len(names)))] = rid
+    for group, g in f.get("runs", {}).items():
+        names[int(g.attrs.get("index", len(names)))] = (str(g.attrs.get("id", group)), group)
     return names
 
 
@@ -160,9 +163,10 @@ def plot(f, path, curves_path=None):
                                         .round().astype(int))] if runs else []
     for k, r in enumerate(shown):
         ax = fig.add_subplot(grid[k // 3, k % 3])
-        name = names.get(r, str(r))
-        stop = f[f"runs/{name}"].attrs.get("stop_origin") if f"runs/{name}" in f else None
-        stopped = f[f"runs/{name}"].attrs.get("stopped", 0) if f"runs/{name}" in f else 0
+        name, group = names.get(r, (str(r), str(r)))
+        attrs = f["runs"][group].attrs if "runs" in f and group in f["runs"] else {}
+        stop = attrs.get("stop_origin")
+        stopped = attrs.get("stopped", 0)
         draw_run(ax, fc, r, name, curves.get(name), int(stop) if stopped else None)
         if k == 0:
             ax.legend(fontsize=7, loc="upper right")

@@ -1,0 +1,14 @@
+#include "forecast/curve.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace hpt::forecast {
+
+double validation_at(const Curve& c, long long step) {
+  const auto it = std::lower_bound(c.val_steps.begin(), c.val_steps.end(), step);
+  if (it == c.val_steps.end() || *it != step) return std::numeric_limits<double>::quiet_NaN();
+  return c.val_loss[std::size_t(it - c.val_steps.begin())];
+}
+
+}  // namespace hpt::forecast
