@@ -67,6 +67,36 @@ void judge_run(const Curve& run, int r, const std::vector<OriginRow>& origins, S
 
 }  // namespace
 
+namespace {
+
+// The experts of the combined forecast: hpt's ensemble and every baseline before it.
+constexpr int kExperts = 1 + kCombinedSlot;
+constexpr int kPriorExpert = 1;  // `last`
+
+// Each run's group as an index (runs without a group share one).
+std::vector<int> group_indices(const std::vector<Curve>& runs) {
+  std::map<std::string, int> index;
+  std::vector<int> out;
+  for (const Curve& c : runs)
+    out.push_back(index.emplace(c.group, int(index.size())).first->second);
+  if (out.empty()) out.push_back(0);
+  return out;
+}
+
+std::vector<ScheduleAreas> schedule_areas_of(const std::vector<Curve>& runs) {
+  std::vector<ScheduleAreas> out;
+  for (const Curve& c : runs) out.push_back(schedule_areas(c.steps, c.lr));
+  return out;
+}
+
+std::vector<double> experts_of(const ForecastRow& row) {
+  std::vector<double> e{row.mean};
+  for (int b = 0; b < kCombinedSlot; ++b) e.push_back(row.base[b]);
+  return e;
+}
+
+}  // namespace
+
 CurveStudy::CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings& settings,
                        RssmDynamics& dynamics, Encoder& encoder)
     : runs_(runs),
@@ -79,6 +109,10 @@ CurveStudy::CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings&
       calibration_(int(settings.horizons.size()), settings.calibration, 0.90,
                    settings.calibration_rate, settings.calibration_window),
       base_errors_(std::size_t(kBaselines * int(settings.horizons.size()))),
+      group_(group_indices(runs)),
+      areas_(schedule_areas_of(runs)),
+      combination_(*std::max_element(group_.begin(), group_.end()) + 1,
+                   int(settings.horizons.size()), kExperts, kPriorExpert),
       history_(encoder.create_history(int(runs.size()))),
       grid_(step_grid(runs)),
       next_(runs.size(), 0) {
@@ -199,6 +233,7 @@ void CurveStudy::score_due(long long g) {
         row.base_inside[b] = (row.target >= row.base_lo[b] && row.target <= row.base_hi[b]);
       base_errors_[std::size_t(b * K + row.k)].add(row.target - row.base[b]);
     }
+    combination_.update(group_[std::size_t(row.run)], row.k, experts_of(row), row.target);
   }
   for (int k = 0; k < K; ++k)
     calibration_.update_batch(k, batch_inside[std::size_t(k)], batch_scores[std::size_t(k)]);
@@ -236,8 +271,10 @@ void CurveStudy::forecast_at_origin(long long g) {
 
   for (int r = 0; r < R; ++r) {
     if (!host_origin_(r)) continue;
+    const ScheduleLaw law =
+        fit_schedule_law(runs_[std::size_t(r)].loss, areas_[std::size_t(r)], next_[std::size_t(r)]);
     for (int k = 0; k < K; ++k) {
-      const ForecastRow row = forecast_row(f, r, k, g);
+      const ForecastRow row = forecast_row(f, law, r, k, g);
       if (!std::isnan(row.target))
         due_.emplace(g + settings_.horizons[std::size_t(k)] + kTargetAfter, rows_.size());
       rows_.push_back(row);
@@ -248,7 +285,8 @@ void CurveStudy::forecast_at_origin(long long g) {
 
 // Run r at origin g, horizon index k: the calibrated ensemble forecast, the baselines with their
 // intervals from their own past errors, and the target (NaN unless the run has its window).
-ForecastRow CurveStudy::forecast_row(const CurveForecast& f, int r, int k, long long g) const {
+ForecastRow CurveStudy::forecast_row(const CurveForecast& f, const ScheduleLaw& law, int r, int k,
+                                     long long g) const {
   const Curve& run = runs_[std::size_t(r)];
   const int n = next_[std::size_t(r)];
   const int K = horizon_count();
@@ -268,6 +306,8 @@ ForecastRow CurveStudy::forecast_row(const CurveForecast& f, int r, int k, long 
   row.base[0] = forecast_last(run.loss, n);
   row.base[1] = forecast_loglin(run.steps, run.loss, n, h);
   row.base[2] = forecast_power(run.steps, run.loss, n, h);
+  row.base[kLawSlot] = forecast_law(run.steps, run.loss, run.lr, areas_[std::size_t(r)], law, n, h);
+  row.base[kCombinedSlot] = combination_.combine(group_[std::size_t(r)], k, experts_of(row));
   for (int b = 0; b < kBaselines; ++b) {
     const auto& e = base_errors_[std::size_t(b * K + k)];
     row.base_lo[b] = row.base[b] + e.quantile(0.05);

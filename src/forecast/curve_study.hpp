@@ -16,15 +16,22 @@
 #include "forecast/baselines.hpp"
 #include "forecast/curve.hpp"
 #include "forecast/curve_forecaster.hpp"
+#include "forecast/forecast_combination.hpp"
+#include "forecast/schedule_law.hpp"
 #include "physics-style-modules/dynamics/rssm_online.hpp"
 #include "physics-style-modules/encoder/encoder.hpp"
 
 namespace hpt::forecast {
 
-constexpr int kBaselines = 3;
-constexpr int kForecasters = 1 + kBaselines;  // hpt, then the baselines
-inline constexpr const char* kBaselineNames[kBaselines] = {"last", "loglin", "power"};
-inline constexpr const char* kForecasterNames[kForecasters] = {"hpt", "last", "loglin", "power"};
+// The forecasters beside hpt's ensemble: three simple baselines, the schedule-aware law, and the
+// combination of all five (the last slot, forecast/forecast_combination.hpp).
+constexpr int kBaselines = 5;
+constexpr int kLawSlot = 3, kCombinedSlot = 4;
+constexpr int kForecasters = 1 + kBaselines;  // hpt, then the others
+inline constexpr const char* kBaselineNames[kBaselines] = {"last", "loglin", "power", "law",
+                                                           "combined"};
+inline constexpr const char* kForecasterNames[kForecasters] = {"hpt",   "last", "loglin",
+                                                               "power", "law",  "combined"};
 constexpr int kMinOriginEntries = 10;   // a run is forecast once it has this many steps
 constexpr double kProgressSeconds = 5;  // longest wall time between two progress lines
 
@@ -53,9 +60,10 @@ struct ForecastRow {
   double mean = kNaN, q05 = kNaN, q50 = kNaN, q95 = kNaN, raw_q05 = kNaN, raw_q95 = kNaN;
   double target = kNaN;
   int inside = -1;  // -1: target unknown
-  double base[kBaselines] = {kNaN, kNaN, kNaN};
-  double base_lo[kBaselines] = {kNaN, kNaN, kNaN}, base_hi[kBaselines] = {kNaN, kNaN, kNaN};
-  int base_inside[kBaselines] = {-1, -1, -1};  // -1: target or interval unknown
+  double base[kBaselines] = {kNaN, kNaN, kNaN, kNaN, kNaN};
+  double base_lo[kBaselines] = {kNaN, kNaN, kNaN, kNaN, kNaN};
+  double base_hi[kBaselines] = {kNaN, kNaN, kNaN, kNaN, kNaN};
+  int base_inside[kBaselines] = {-1, -1, -1, -1, -1};  // -1: target or interval unknown
 };
 
 // A run at an origin: its probability of beating the best other run.
@@ -141,7 +149,8 @@ class CurveStudy {
   void score_due(long long g);
   void forecast_at_origin(long long g);
   int mark_origin_runs();
-  ForecastRow forecast_row(const CurveForecast& f, int r, int k, long long g) const;
+  ForecastRow forecast_row(const CurveForecast& f, const ScheduleLaw& law, int r, int k,
+                           long long g) const;
   OriginRow origin_row(const CurveForecast& f, int r, long long g) const;
   double current_log_loss(int r) const;
 
@@ -152,6 +161,9 @@ class CurveStudy {
   RssmCurveForecaster forecaster_;
   AdaptiveConformal calibration_;
   std::vector<EmpiricalErrors> base_errors_;  // baseline b, horizon k: entry b * K + k
+  std::vector<int> group_;                    // run -> index of its group
+  std::vector<ScheduleAreas> areas_;          // run -> S1, S2 of the law at every entry
+  ForecastCombination combination_;
 
   Encoder::History history_;
   CurveState state_;

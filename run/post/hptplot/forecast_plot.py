@@ -11,8 +11,9 @@ import numpy as np
 from .figure import new_figure
 from .hpt_file import deck_value, require, table
 
-FORECASTERS = ("hpt", "last", "loglin", "power")
-COLORS = {"hpt": "#9467bd", "last": "#7f7f7f", "loglin": "#ff7f0e", "power": "#2ca02c"}
+FORECASTERS = ("hpt", "last", "loglin", "power", "law", "combined")
+COLORS = {"hpt": "#9467bd", "last": "#7f7f7f", "loglin": "#ff7f0e", "power": "#2ca02c",
+          "law": "#8c564b", "combined": "#d62728"}
 RUN_PANELS = 6  # runs drawn in the grid (evenly spread over the file's runs)
 FANS_PER_RUN = 3
 LEVELS = (("q05", 0.05), ("q50", 0.50), ("q95", 0.95))
@@ -128,7 +129,8 @@ def draw_per_horizon(ax, f, fc, horizons, baselines, what):
         if name != "hpt" and name not in baselines and f"summary/{name}" not in f:
             continue
         v = summary(f, name, what, fc, horizons, baselines)
-        ax.bar(pos + (i - 1.5) * width, v, width, color=COLORS[name], label=name)
+        ax.bar(pos + (i - (len(FORECASTERS) - 1) / 2) * width, v, width, color=COLORS[name],
+               label=name)
     ax.set_xticks(pos)
     ax.set_xticklabels([str(h) for h in horizons])
     ax.set_xlabel("horizon (steps)")
