@@ -317,15 +317,16 @@ ForecastRow CurveStudy::forecast_row(const CurveForecast& f, const ScheduleLaw& 
   return row;
 }
 
-// Probability of beating the best other run: the fraction of the calibrated sample paths of the
-// largest horizon below the lowest current log loss (mean of the newest 10) of the other runs.
+// Probability of beating the best other run of its group: the fraction of the calibrated sample
+// paths of the largest horizon below the lowest current log loss (mean of the newest 10) of the
+// other runs of the same group (runs of different problems are never compared).
 OriginRow CurveStudy::origin_row(const CurveForecast& f, int r, long long g) const {
   const int R = runs_count(), K = horizon_count();
   OriginRow o;
   o.run = r;
   o.origin = g;
   for (int q = 0; q < R; ++q)
-    if (q != r && next_[std::size_t(q)] > 0)
+    if (q != r && next_[std::size_t(q)] > 0 && group_[std::size_t(q)] == group_[std::size_t(r)])
       o.best_other = std::isnan(o.best_other) ? current_log_loss(q)
                                               : std::min(o.best_other, current_log_loss(q));
   if (!std::isnan(o.best_other)) {
@@ -396,7 +397,15 @@ StopList judge_stops(const std::vector<Curve>& runs, const std::vector<OriginRow
     s.total_steps_saved += s.steps_saved[r];
     s.stopped_count += s.stopped[r];
   }
-  s.best_run_kept = s.stopped[std::size_t(s.best_run)] == 0;
+  // Every group's best run must be kept (one group when the file names none).
+  std::map<std::string, int> best_of_group;
+  for (int r = 0; r < int(R); ++r) {
+    auto [it, fresh] = best_of_group.emplace(runs[std::size_t(r)].group, r);
+    if (!fresh && s.final_log_loss[std::size_t(r)] < s.final_log_loss[std::size_t(it->second)])
+      it->second = r;
+  }
+  for (const auto& [group, r] : best_of_group)
+    s.best_run_kept = s.best_run_kept && s.stopped[std::size_t(r)] == 0;
   return s;
 }
 

@@ -92,8 +92,8 @@ struct StopList {
   std::vector<double> final_log_loss, latest_beat, stop_probability;
   std::vector<long long> stop_origin, steps_saved;  // stop_origin -1: no origin to judge at
   std::vector<int> stopped;
-  int best_run = 0;  // lowest final log loss
-  bool best_run_kept = true;
+  int best_run = 0;           // lowest final log loss of all runs
+  bool best_run_kept = true;  // the best run of every group was not stopped
   long long total_steps_saved = 0, stopped_count = 0;
 };
 

@@ -128,6 +128,15 @@ refused("csv 10^5 tiny runs", write("many.csv", many), ["forecast.horizons", "no
 refused("forecast.stop_at = 0", write("ok.csv", csv_text(good)),
         ["forecast.stop_at = 0", "between 0 and 1"], "forecast.stop_at=0")
 
+# Groups keep problems apart: a run is judged against the best run of its own group only.
+grouped = {"a1": curve(120, 0.2, 1), "a2": curve(120, 0.3, 2), "b1": curve(120, 20.0, 3) + 5,
+           "b2": curve(120, 30.0, 4) + 8}
+text = csv_text(grouped, "run,step,loss,group", lambda r, s: "," + r[0])
+r, _ = forecast(write("groups.csv", text), "groups", "forecast.stop_at=0.5")
+check(r.returncode == 0 and "stop 'b1'" not in r.stdout and "kept" in r.stdout,
+      "groups: the best run of the worse group is not stopped for the other group's level",
+      r.stdout[-1500:])
+
 # ---- HDF5: the same rules
 h5runs = {k: {"step": np.arange(1, 41), "loss": v} for k, v in good.items()}
 read_ok("hdf5 extra datasets", write_h5("extra.h5", {k: dict(v, epoch=np.zeros(40))
