@@ -26,7 +26,7 @@ def csv_text(runs, header="run,step,loss", extra=lambda run, step: ""):
     lines = [header]
     for rid, loss in runs.items():
         for i, v in enumerate(loss):
-            lines.append(f"{rid},{i + 1},{v!r}{extra(rid, i + 1)}")
+            lines.append(f"{rid},{i + 1},{float(v)!r}{extra(rid, i + 1)}")  # numpy 2: no np.float64()
     return "\n".join(lines) + "\n"
 
 
@@ -93,7 +93,7 @@ odd = {"lr=0.1/bs 32": curve(40, seed=3), "réseau ü": curve(40, seed=4), 'say 
 lines = ["step,run,loss"]
 for rid, loss in odd.items():
     quoted = '"' + rid.replace('"', '""') + '"'
-    lines += [f"{i + 1},{quoted},{v!r}" for i, v in enumerate(loss)]
+    lines += [f"{i + 1},{quoted},{float(v)!r}" for i, v in enumerate(loss)]
 read_ok("csv ids with '/', spaces, quotes and non-ASCII", write("ids.csv", "\n".join(lines) + "\n"),
         list(odd))
 shuffled = csv_text(good).split("\n")
@@ -109,7 +109,7 @@ read_ok("csv NaN and inf losses are divergences", write("div.csv", csv_text(div)
 read_ok("csv partial last line", write("partial.csv", csv_text(good) + "b,41"), ["a", "b"],
         ["no newline and is incomplete"])
 read_ok("csv huge step numbers", write("huge.csv", "run,step,loss\n" + "\n".join(
-    f"a,{10**15 + i},{v!r}" for i, v in enumerate(curve(40))) + "\n"), ["a"])
+    f"a,{10**15 + i},{float(v)!r}" for i, v in enumerate(curve(40))) + "\n"), ["a"])
 read_ok("csv blank lines and one-step runs", write("one.csv", csv_text(
     {"a": curve(40), "single": [1.0]}).replace("\n", "\n\n")), ["a", "single"])
 
