@@ -259,6 +259,9 @@ RawData read_xy_hdf5(const std::string& path) {
     d.outputs = int(max_label) + 1;
   } else {
     d.task = Task::Regression;
+    if (ys.rank == 2 && ys.dims[1] > hsize_t(INT_MAX))  // int(dims[1]) would wrap
+      throw InputError(path + ": dataset /y has " + std::to_string(ys.dims[1]) +
+                       " target columns; expected at most " + std::to_string(INT_MAX));
     d.outputs = ys.rank == 2 ? int(ys.dims[1]) : 1;
     if (d.outputs == 0)
       throw InputError(path + ": dataset /y has no target columns (" + dims_text(ys) + ")");

@@ -6,18 +6,21 @@
 //   csv, h5   io::read_curves (strict and skip_bad_runs)
 //   gz        io::read_dataset_file("digits")
 //   h5        io::read_dataset_file("hdf5"), io::check_model_file, io::open_hpt_file (checkpoint)
-// hpt::InputError is the expected refusal. Any other exception, a crash, a sanitizer report, an HDF5
-// object left open or a reader taking longer than --timeout seconds is a failure: the input's path
-// is printed and the file kept under WORK/failures/. Exit 0 when no input failed, 1 otherwise.
+// hpt::InputError is the expected refusal. Any other exception, a crash, a sanitizer report, an
+// HDF5 object left open or a reader taking longer than --timeout seconds is a failure: the input's
+// path is printed and the file kept under WORK/failures/. Exit 0 when no input failed, 1 otherwise.
 //
 //   hpt_fuzz [--seconds N | --inputs N] [--seed S] [--work DIR] [--root REPO] [--start I]
-//            [--timeout S] [--max-memory-mb M] [--hdf5-metadata]
+//            [--timeout S] [--max-memory-mb M] [--hdf5-metadata] [--no-huge-shapes]
+//   hpt_fuzz --replay FILE...      every reader of each file's kind on it, with their answers
 //
 // The inputs depend on the seed only (never on time or speed): input I of seed S is the same on
 // every machine, so `--seed S --start I --inputs 1` replays one. HDF5 files are mutated in their
-// data bytes (the values the readers check) and structurally (files written with mutated names,
-// types, shapes, values and attributes); flipping bytes of HDF5's own metadata tests libhdf5 more
-// than hpt and crashes HDF5 1.10 itself, so it is only done with --hdf5-metadata.
+// stored values (what the readers check) or truncated, and written structurally wrong (datasets
+// missing, of other types, ranks, lengths and values, attributes of the wrong kind, dangling links,
+// huge declared shapes unless --no-huge-shapes). Damaging HDF5's own metadata bytes exercises
+// libhdf5's decoder more than hpt, which HDF5 does not harden against damaged files: only with
+// --hdf5-metadata.
 #include <hdf5.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -25,6 +28,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -58,7 +62,9 @@
 // A mutated HDF5 shape can make a reader ask for terabytes; the sanitizer then reports the request
 // (a failure, the input kept) instead of the machine running out of memory. ASAN_OPTIONS may
 // override it.
-extern "C" const char* __asan_default_options() { return "max_allocation_size_mb=4096"; }
+extern "C" const char* __asan_default_options() {
+  return "max_allocation_size_mb=2048";
+}
 #endif
 
 namespace fs = std::filesystem;
@@ -114,7 +120,9 @@ extern "C" void on_fatal_signal(int sig) {
 }
 
 #if defined(__SANITIZE_ADDRESS__)
-extern "C" void on_sanitizer_death() { report_fatal("sanitizer report"); }
+extern "C" void on_sanitizer_death() {
+  report_fatal("sanitizer report");
+}
 #endif
 
 void install_handlers() {
@@ -197,7 +205,9 @@ class H5Writer {
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
     H5Pset_create_intermediate_group(lcpl, 1);
     hid_t g = -1;
-    H5E_BEGIN_TRY { g = H5Gcreate2(file_, path.c_str(), lcpl, gcpl_, H5P_DEFAULT); }
+    H5E_BEGIN_TRY {
+      g = H5Gcreate2(file_, path.c_str(), lcpl, gcpl_, H5P_DEFAULT);
+    }
     H5E_END_TRY;
     H5Pclose(lcpl);
     return g;
@@ -266,8 +276,8 @@ class H5Writer {
   }
   void attr(const std::string& path, const std::string& name, hid_t ftype, hid_t mtype,
             const std::vector<hsize_t>& dims, const void* data) {
-    hid_t space =
-        dims.empty() ? H5Screate(H5S_SCALAR) : H5Screate_simple(int(dims.size()), dims.data(), nullptr);
+    hid_t space = dims.empty() ? H5Screate(H5S_SCALAR)
+                               : H5Screate_simple(int(dims.size()), dims.data(), nullptr);
     H5E_BEGIN_TRY {
       if (H5Aexists_by_name(file_, path.c_str(), name.c_str(), H5P_DEFAULT) > 0)
         H5Adelete_by_name(file_, path.c_str(), name.c_str(), H5P_DEFAULT);
@@ -409,7 +419,8 @@ void write_xy_h5(const std::string& path, bool regression) {
     for (int i = 0; i < 8 * 2; ++i) y.push_back(0.5 * i);
     w.values("/y", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, y, {8, 2});
   } else {
-    w.values("/y", H5T_STD_I64LE, H5T_NATIVE_INT64, std::vector<std::int64_t>{0, 1, 2, 0, 1, 2, 0, 1});
+    w.values("/y", H5T_STD_I64LE, H5T_NATIVE_INT64,
+             std::vector<std::int64_t>{0, 1, 2, 0, 1, 2, 0, 1});
   }
 }
 
@@ -428,7 +439,7 @@ void write_model_h5(const std::string& path, const hpt::Config& defaults) {
   w.string_attr("/dynamics", "gru_reset", defaults.get_string("gru.reset"));
   std::map<std::string, std::vector<double>> tensors;
   tensors["w_in"] = {0.5, -0.25, 0.125, 1.0, 2.0, -1.0};
-  tensors["bias"] = {0.0, 0.1, -0.1};
+  tensors["bias"] = {0.0, 0.375, -0.0625};  // exact in float32, as the checksum reads them back
   for (const auto& [name, v] : tensors) {
     std::vector<float> f(v.begin(), v.end());
     const std::vector<hsize_t> dims =
@@ -465,20 +476,46 @@ class Mutator {
   // One mutation of text (a deck or a CSV file), `other` a second seed of the same kind to splice.
   void text(Bytes& s, const Bytes& other) {
     switch (below(14)) {
-      case 0: flip_bit(s); break;
-      case 1: set_byte(s, special_char()); break;
-      case 2: insert(s, below(s.size() + 1), std::string(1 + below(3), special_char())); break;
-      case 3: delete_chunk(s); break;
-      case 4: duplicate_chunk(s); break;
-      case 5: splice(s, other, true); break;
+      case 0:
+        flip_bit(s);
+        break;
+      case 1:
+        set_byte(s, special_char());
+        break;
+      case 2:
+        insert(s, below(s.size() + 1), std::string(1 + below(3), special_char()));
+        break;
+      case 3:
+        delete_chunk(s);
+        break;
+      case 4:
+        duplicate_chunk(s);
+        break;
+      case 5:
+        splice(s, other, true);
+        break;
       case 6:
-      case 7: replace_number(s); break;
-      case 8: replace_word(s); break;
-      case 9: long_line(s); break;
-      case 10: line_op(s, other); break;
-      case 11: insert(s, below(s.size() + 1), dict_.empty() ? "=" : dict_[below(dict_.size())]); break;
-      case 12: truncate(s); break;
-      default: empty_value(s); break;
+      case 7:
+        replace_number(s);
+        break;
+      case 8:
+        replace_word(s);
+        break;
+      case 9:
+        long_line(s);
+        break;
+      case 10:
+        line_op(s, other);
+        break;
+      case 11:
+        insert(s, below(s.size() + 1), dict_.empty() ? "=" : dict_[below(dict_.size())]);
+        break;
+      case 12:
+        truncate(s);
+        break;
+      default:
+        empty_value(s);
+        break;
     }
   }
 
@@ -491,17 +528,38 @@ class Mutator {
       const auto& r = ranges[below(ranges.size())];
       at = std::min(s.size() - 1, r.first + below(r.second));
     }
-    const unsigned op = unsigned(below(any_byte ? 9 : 5));
+    // Without any_byte: the stored values changed in place, or the file truncated (as a file still
+    // being written, or a full disk, leaves it).
+    unsigned op = unsigned(below(any_byte ? 9 : 6));
+    if (!any_byte && op == 5) op = 8;
     switch (op) {
-      case 0: s[at] = char(s[at] ^ char(1u << below(8))); break;
-      case 1: s[at] = char(kBytes[below(sizeof kBytes)]); break;
-      case 2: overwrite_value(s, at); break;
-      case 3: overwrite_value(s, at); break;
-      case 4: s[at] = char(below(256)); break;
-      case 5: s.insert(at, std::string(1 + below(8), char(below(256)))); break;
-      case 6: s.erase(at, 1 + below(16)); break;
-      case 7: splice(s, other, false); break;
-      default: s.resize(below(s.size())); break;  // truncated
+      case 0:
+        s[at] = char(s[at] ^ char(1u << below(8)));
+        break;
+      case 1:
+        s[at] = char(kBytes[below(sizeof kBytes)]);
+        break;
+      case 2:
+        overwrite_value(s, at);
+        break;
+      case 3:
+        overwrite_value(s, at);
+        break;
+      case 4:
+        s[at] = char(below(256));
+        break;
+      case 5:
+        s.insert(at, std::string(1 + below(8), char(below(256))));
+        break;
+      case 6:
+        s.erase(at, 1 + below(16));
+        break;
+      case 7:
+        splice(s, other, false);
+        break;
+      default:
+        s.resize(below(s.size()));
+        break;  // truncated
     }
   }
 
@@ -542,14 +600,22 @@ class Mutator {
     s = s.substr(0, a) + other.substr(b);
   }
   std::string extreme_number() {
-    static const char* const values[] = {
-        "1e308", "-1e308", "1e309", "-1", "0", "-0", "nan", "NaN", "-nan", "inf", "-inf",
-        "Infinity", "99999999999999999999", "-99999999999999999999", "9223372036854775807",
-        "9223372036854775808", "-9223372036854775808", "2147483648", "4294967296", "-2147483649",
-        "1e-320", "4.9e-324", "0x10", "1e", "+", ".", "1.5.2", "1,5", " 7 ", "007", "1e18",
-        "4611686018427387904", "18446744073709551616", "0.1e400", "-0.0"};
+    // '|'-separated: " 7 " and "1,5" are values too.
+    static const std::vector<std::string> values = split(
+        "1e308|-1e308|1e309|-1|0|-0|nan|NaN|-nan|inf|-inf|Infinity|99999999999999999999|-"
+        "99999999999999999999|9223372036854775807|9223372036854775808|-9223372036854775808|"
+        "2147483648|4294967296|-2147483649|1e-320|4.9e-324|0x10|1e|+|.|1.5.2|1,5| 7 "
+        "|007|1e18|4611686018427387904|18446744073709551616|0.1e400|-0.0");
     if (chance(0.05)) return std::string(1 + below(400), char('1' + below(9)));  // long digits
-    return values[below(sizeof values / sizeof values[0])];
+    return values[below(values.size())];
+  }
+  static std::vector<std::string> split(const std::string& text) {
+    std::vector<std::string> out;
+    std::size_t b = 0;
+    for (std::size_t e; (e = text.find('|', b)) != std::string::npos; b = e + 1)
+      out.push_back(text.substr(b, e - b));
+    out.push_back(text.substr(b));
+    return out;
   }
   // A number (digits, sign, point, exponent) or a value after '=' or ',' replaced by an extreme.
   void replace_number(Bytes& s) {
@@ -562,8 +628,8 @@ class Mutator {
     if (starts.empty()) return insert(s, below(s.size() + 1), extreme_number());
     std::size_t b = starts[below(starts.size())], e = b;
     if (b > 0 && (s[b - 1] == '-' || s[b - 1] == '+')) --b;
-    while (e < s.size() && (std::isalnum((unsigned char)s[e]) || s[e] == '.' || s[e] == '-' ||
-                            s[e] == '+'))
+    while (e < s.size() &&
+           (std::isalnum((unsigned char)s[e]) || s[e] == '.' || s[e] == '-' || s[e] == '+'))
       ++e;
     s.replace(b, e - b, extreme_number());
   }
@@ -613,9 +679,15 @@ class Mutator {
     if (l.empty()) return;
     const std::size_t i = below(l.size()), j = below(l.size());
     switch (below(5)) {
-      case 0: l.erase(l.begin() + long(i)); break;
-      case 1: l.insert(l.begin() + long(j), l[i]); break;
-      case 2: std::swap(l[i], l[j]); break;
+      case 0:
+        l.erase(l.begin() + long(i));
+        break;
+      case 1:
+        l.insert(l.begin() + long(j), l[i]);
+        break;
+      case 2:
+        std::swap(l[i], l[j]);
+        break;
       case 3: {
         const std::vector<std::string> o = lines(other);
         if (!o.empty()) l.insert(l.begin() + long(j), o[below(o.size())]);
@@ -648,8 +720,7 @@ class Mutator {
         0x00000000ff800000ULL,  // -inf (float)
         0x0000000080000000ULL,  // INT32_MIN
         0x000000007fffffffULL,  // INT32_MAX
-        0x0000000000000000ULL,
-        0x0000000000000001ULL,
+        0x0000000000000000ULL, 0x0000000000000001ULL,
     };
     const std::uint64_t v = values[below(sizeof values / sizeof values[0])];
     const std::size_t width = std::size_t(1) << (1 + below(3));  // 2, 4 or 8 bytes
@@ -668,29 +739,39 @@ class Mutator {
 // where a dataset belongs, an attribute of the wrong kind, a dangling link.
 class StructuralH5 {
  public:
-  StructuralH5(Mutator& m, const hpt::Config& defaults) : m_(m), defaults_(defaults) {}
+  StructuralH5(Mutator& m, const hpt::Config& defaults, bool huge_shapes)
+      : m_(m), defaults_(defaults), huge_(huge_shapes) {}
 
   void write(const std::string& path) {
     H5Writer w(path);
     switch (m_.below(4)) {
-      case 0: curves(w); break;
-      case 1: xy(w); break;
-      case 2: model(w); break;
-      default: checkpoint(w); break;
+      case 0:
+        curves(w);
+        break;
+      case 1:
+        xy(w);
+        break;
+      case 2:
+        model(w);
+        break;
+      default:
+        checkpoint(w);
+        break;
     }
     if (m_.chance(0.1)) w.string_dataset("/" + name(), "stray");
   }
 
  private:
   std::string name() {
-    static const char* const names[] = {"a", "b", "runs", "X", "y", "step", "loss", "lr",
-                                        "val_step", "val_loss", "grad_norm", "dynamics", "w",
-                                        "with space", "ü", "."};
+    static const char* const names[] = {
+        "a",        "b",        "runs",      "X",        "y", "step",       "loss", "lr",
+        "val_step", "val_loss", "grad_norm", "dynamics", "w", "with space", "ü",    "."};
     return names[m_.below(sizeof names / sizeof names[0])];
   }
   double odd_value() {
-    static const double values[] = {std::nan(""), INFINITY, -INFINITY, -1.0, 0.0, 1e308, -1e308,
-                                    0.5, 1e19, -1e19, 4.9e-324, 2147483648.0};
+    static const double values[] = {std::nan(""), INFINITY, -INFINITY, -1.0,
+                                    0.0,          1e308,    -1e308,    0.5,
+                                    1e19,         -1e19,    4.9e-324,  2147483648.0};
     return values[m_.below(sizeof values / sizeof values[0])];
   }
   std::vector<double> series(std::size_t n, bool increasing) {
@@ -705,10 +786,10 @@ class StructuralH5 {
                std::vector<hsize_t> dims = {}) {
     if (dims.empty()) dims = {hsize_t(v.size())};
     const unsigned shape_change = unsigned(m_.below(12));
-    if (shape_change == 0) dims = {};                               // scalar
-    if (shape_change == 1) dims.push_back(1);                       // one more rank
-    if (shape_change == 2 && !dims.empty()) dims.back() = 0;        // empty
-    if (shape_change == 3) {                                        // huge, nothing stored
+    if (shape_change == 0) dims = {};                         // scalar
+    if (shape_change == 1) dims.push_back(1);                 // one more rank
+    if (shape_change == 2 && !dims.empty()) dims.back() = 0;  // empty
+    if (shape_change == 3 && huge_) {                         // huge, nothing stored
       dims = {hsize_t(1) << (20 + m_.below(24))};
       if (m_.chance(0.5)) dims.push_back(hsize_t(1) << m_.below(20));
       w.dataset(path, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, dims, nullptr, true);
@@ -725,7 +806,8 @@ class StructuralH5 {
       }
       case 1: {
         std::vector<std::int64_t> i;
-        for (double x : v) i.push_back(std::isfinite(x) && std::abs(x) < 9e18 ? std::int64_t(x) : -1);
+        for (double x : v)
+          i.push_back(std::isfinite(x) && std::abs(x) < 9e18 ? std::int64_t(x) : -1);
         w.dataset(path, H5T_STD_I64LE, H5T_NATIVE_INT64, dims, i.data());
         break;
       }
@@ -737,17 +819,21 @@ class StructuralH5 {
       }
       case 3: {
         std::vector<std::uint64_t> i;
-        for (double x : v) i.push_back(std::isfinite(x) && x >= 0 && x < 1e19 ? std::uint64_t(x) : ~0ULL);
+        for (double x : v)
+          i.push_back(std::isfinite(x) && x >= 0 && x < 1e19 ? std::uint64_t(x) : ~0ULL);
         w.dataset(path, H5T_STD_U64LE, H5T_NATIVE_UINT64, dims, i.data());
         break;
       }
-      case 4: w.string_dataset(path, "1.5"); break;
+      case 4:
+        w.string_dataset(path, "1.5");
+        break;
       case 5: {
         std::vector<double> be(v);
         w.dataset(path, H5T_IEEE_F64BE, H5T_NATIVE_DOUBLE, dims, be.data());
         break;
       }
-      default: w.dataset(path, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, dims, v.data(), m_.chance(0.2));
+      default:
+        w.dataset(path, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, dims, v.data(), m_.chance(0.2));
     }
   }
   // A part present as it should be (most of the time), or missing, or a group, or a dangling link.
@@ -760,7 +846,9 @@ class StructuralH5 {
       return false;
     }
     if (r == 2) {
-      H5E_BEGIN_TRY { H5Lcreate_soft("/nowhere", w.file(), path.c_str(), H5P_DEFAULT, H5P_DEFAULT); }
+      H5E_BEGIN_TRY {
+        H5Lcreate_soft("/nowhere", w.file(), path.c_str(), H5P_DEFAULT, H5P_DEFAULT);
+      }
       H5E_END_TRY;
       return false;
     }
@@ -776,28 +864,48 @@ class StructuralH5 {
   void string_or_other(H5Writer& w, const std::string& obj, const std::string& attr,
                        const std::string& value) {
     switch (m_.below(10)) {
-      case 0: return;  // missing
-      case 1: w.int_attr(obj, attr, 7); return;
-      case 2: w.string_attr(obj, attr, ""); return;
-      case 3: w.string_attr(obj, attr, std::string(1 + m_.below(5000), 'x')); return;
-      default: w.string_attr(obj, attr, value);
+      case 0:
+        return;  // missing
+      case 1:
+        w.int_attr(obj, attr, 7);
+        return;
+      case 2:
+        w.string_attr(obj, attr, "");
+        return;
+      case 3:
+        w.string_attr(obj, attr, std::string(1 + m_.below(5000), 'x'));
+        return;
+      default:
+        w.string_attr(obj, attr, value);
     }
   }
   void int_or_other(H5Writer& w, const std::string& obj, const std::string& attr, std::int64_t v) {
     switch (m_.below(12)) {
-      case 0: return;
-      case 1: w.string_attr(obj, attr, std::to_string(v)); return;
-      case 2: w.double_attr(obj, attr, odd_value()); return;
-      case 3: w.int_attr(obj, attr, INT64_MIN); return;
-      case 4: w.int_attr(obj, attr, INT64_MAX); return;
-      case 5: w.int_attr(obj, attr, -1); return;
+      case 0:
+        return;
+      case 1:
+        w.string_attr(obj, attr, std::to_string(v));
+        return;
+      case 2:
+        w.double_attr(obj, attr, odd_value());
+        return;
+      case 3:
+        w.int_attr(obj, attr, INT64_MIN);
+        return;
+      case 4:
+        w.int_attr(obj, attr, INT64_MAX);
+        return;
+      case 5:
+        w.int_attr(obj, attr, -1);
+        return;
       case 6: {
         const std::int64_t vec[3] = {v, v, v};
         const hsize_t n = 3;
         w.attr(obj, attr, H5T_STD_I64LE, H5T_NATIVE_INT64, {n}, vec);
         return;
       }
-      default: w.int_attr(obj, attr, v);
+      default:
+        w.int_attr(obj, attr, v);
     }
   }
 
@@ -812,7 +920,8 @@ class StructuralH5 {
       if (m_.chance(0.5) && present(w, g + "/lr")) numeric(w, g + "/lr", series(n, false));
       if (m_.chance(0.5) && present(w, g + "/grad_norm"))
         numeric(w, g + "/grad_norm", series(m_.chance(0.9) ? n : other, false));
-      if (m_.chance(0.3) && present(w, g + "/val_step")) numeric(w, g + "/val_step", series(3, true));
+      if (m_.chance(0.3) && present(w, g + "/val_step"))
+        numeric(w, g + "/val_step", series(3, true));
       if (m_.chance(0.4) && present(w, g + "/val_loss"))
         numeric(w, g + "/val_loss", series(m_.chance(0.5) ? 3 : n, false));
       if (m_.chance(0.2)) string_or_other(w, g, "id", name());
@@ -833,6 +942,9 @@ class StructuralH5 {
         for (std::size_t i = 0; i < yn; ++i) y[i] = double(i % 3);
         if (m_.chance(0.3) && yn > 0) y[m_.below(yn)] = odd_value();
         numeric(w, "/y", y);
+      } else if (huge_ && m_.chance(0.05)) {  // more target columns than an int holds
+        w.dataset("/y", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {yn, (hsize_t(1) << 32) + m_.below(3)},
+                  nullptr, true);
       } else {
         const std::size_t k = 1 + m_.below(3);
         numeric(w, "/y", series(yn * k, false), {yn, k});
@@ -860,6 +972,7 @@ class StructuralH5 {
 
   Mutator& m_;
   const hpt::Config& defaults_;
+  bool huge_;
 };
 
 // ------------------------------------------------------------------------- readers
@@ -868,6 +981,7 @@ struct Reader {
   std::string name;
   std::function<void(const std::string&)> read;
   long accepted = 0, refused = 0, failed = 0;
+  long out_of_memory = 0;  // of the refused
 };
 
 struct Options {
@@ -877,8 +991,18 @@ struct Options {
   long start = 0;
   std::string work, root = HPT_SOURCE_DIR;
   unsigned timeout = 10;
-  long max_memory_mb = 4096;
+  long max_memory_mb = 2048;
   bool hdf5_metadata = false;
+  // Datasets declaring up to 2^62 entries (chunked, nothing stored), which the readers allocate:
+  // std::bad_alloc beyond --max-memory-mb, which hpt reports as bad input. AddressSanitizer ends
+  // the process at any allocation it cannot serve, even one whose std::bad_alloc would be caught, so
+  // they are left out of a sanitizer build unless --huge-shapes.
+#if defined(__SANITIZE_ADDRESS__)
+  bool huge_shapes = false;
+#else
+  bool huge_shapes = true;
+#endif
+  std::vector<std::string> replay;
 };
 
 void usage(const char* argv0) {
@@ -897,29 +1021,49 @@ Options parse(int argc, char** argv) {
       if (i + 1 >= argc) throw std::runtime_error("option " + a + " needs a value");
       return argv[++i];
     };
-    if (a == "--seconds") o.seconds = std::stod(value());
-    else if (a == "--inputs") o.inputs = std::stol(value());
-    else if (a == "--seed") o.seed = std::stoull(value());
-    else if (a == "--start") o.start = std::stol(value());
-    else if (a == "--work") o.work = value();
-    else if (a == "--root") o.root = value();
-    else if (a == "--timeout") o.timeout = unsigned(std::stoul(value()));
-    else if (a == "--max-memory-mb") o.max_memory_mb = std::stol(value());
-    else if (a == "--hdf5-metadata") o.hdf5_metadata = true;
-    else if (a == "-h" || a == "--help") usage(argv[0]), std::exit(0);
-    else throw std::runtime_error("unknown option '" + a + "' (see --help)");
+    if (a == "--seconds")
+      o.seconds = std::stod(value());
+    else if (a == "--inputs")
+      o.inputs = std::stol(value());
+    else if (a == "--seed")
+      o.seed = std::stoull(value());
+    else if (a == "--start")
+      o.start = std::stol(value());
+    else if (a == "--work")
+      o.work = value();
+    else if (a == "--root")
+      o.root = value();
+    else if (a == "--timeout")
+      o.timeout = unsigned(std::stoul(value()));
+    else if (a == "--max-memory-mb")
+      o.max_memory_mb = std::stol(value());
+    else if (a == "--hdf5-metadata")
+      o.hdf5_metadata = true;
+    else if (a == "--no-huge-shapes")
+      o.huge_shapes = false;
+    else if (a == "--huge-shapes")
+      o.huge_shapes = true;
+    else if (a == "--replay") {
+      while (i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0)
+        o.replay.push_back(argv[++i]);
+    } else if (a == "-h" || a == "--help")
+      usage(argv[0]), std::exit(0);
+    else
+      throw std::runtime_error("unknown option '" + a + "' (see --help)");
   }
   if (o.seconds <= 0 && o.inputs <= 0) o.seconds = 60;
-  if (o.work.empty()) o.work = (fs::temp_directory_path() / ("hpt_fuzz." + std::to_string(getpid()))).string();
+  if (o.work.empty())
+    o.work = (fs::temp_directory_path() / ("hpt_fuzz." + std::to_string(getpid()))).string();
   return o;
 }
 
 // Words for replace_word and insertions: every section, key and choice of the schema, and a few
 // the readers treat specially.
 std::vector<std::string> dictionary(const hpt::OptionSchema& schema) {
-  std::vector<std::string> d{"run", "step", "loss", "lr", "grad_norm", "val_loss", "group", "true",
-                             "false", "on", "off", "auto", "", "[run]", "[]", "[dataset]", "=",
-                             "\"\"", "/dev/zero", "/", "..", "%", "$HOME", "nan", "-"};
+  std::vector<std::string> d{"run",  "step",      "loss", "lr",   "grad_norm", "val_loss", "group",
+                             "true", "false",     "on",   "off",  "auto",      "",         "[run]",
+                             "[]",   "[dataset]", "=",    "\"\"", "/dev/zero", "/",        "..",
+                             "%",    "$HOME",     "nan",  "-"};
   for (const auto& [key, spec] : schema.all()) {
     const auto dot = key.find('.');
     d.push_back(key);
@@ -933,12 +1077,136 @@ std::vector<std::string> dictionary(const hpt::OptionSchema& schema) {
   return d;
 }
 
+// The kind of a file to replay, from its name (or, for other names, its first bytes).
+Kind kind_of(const std::string& path) {
+  const std::string name = fs::path(path).filename().string();
+  auto ends = [&](const std::string& e) {
+    return name.size() >= e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0;
+  };
+  if (ends(".ini")) return Kind::Deck;
+  if (ends(".gz")) return Kind::Gz;
+  if (ends(".csv")) return Kind::Csv;
+  if (ends(".h5")) return Kind::H5;
+  return read_file(path).rfind("\x89HDF\r\n\x1a\n", 0) == 0 ? Kind::H5 : Kind::Csv;
+}
+
+void print_counts(const std::map<Kind, std::vector<Reader>>& readers) {
+  for (const auto& [kind, list] : readers)
+    for (const Reader& r : list)
+      std::cout << "  " << kKindNames[int(kind)] << " " << r.name << ": " << r.accepted
+                << " accepted, " << r.refused << " refused"
+                << (r.out_of_memory ? " (" + std::to_string(r.out_of_memory) + " out of memory)" : "")
+                << ", " << r.failed << " failed\n";
+}
+
 int run(const Options& o) {
   hpt::io::silence_hdf5_errors();
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   const hpt::OptionSchema schema = hpt::app::build_schema();
   const hpt::Config defaults(schema);
   const std::vector<std::string> dict = dictionary(schema);
+
+  // Readers per kind.
+  std::map<Kind, std::vector<Reader>> readers;
+  readers[Kind::Deck].push_back({"read_deck", nullptr});
+  readers[Kind::Csv].push_back(
+      {"read_curves", [](const std::string& p) { hpt::io::read_curves(p, false); }});
+  readers[Kind::Csv].push_back(
+      {"read_curves(skip_bad_runs)", [](const std::string& p) { hpt::io::read_curves(p, true); }});
+  readers[Kind::Gz].push_back({"read_dataset_file(digits)", [](const std::string& p) {
+                                 hpt::io::read_dataset_file("digits", p);
+                               }});
+  readers[Kind::H5] = readers[Kind::Csv];
+  readers[Kind::H5].push_back(
+      {"read_dataset_file(hdf5)", [&](const std::string& p) {
+         // hpt judges the memory of /X from its declared shape before loading it
+         // (app/memory_budget.cpp): a shape beyond the memory is refused there, not read.
+         const hpt::io::DeclaredShape x = hpt::io::declared_x_shape(p);
+         if (double(x.rows) * double(x.columns) * sizeof(double) >
+             double(o.max_memory_mb) * (1 << 18))
+           throw hpt::InputError("/X is larger than the memory (refused by the memory check)");
+         hpt::io::read_dataset_file("hdf5", p);
+       }});
+  readers[Kind::H5].push_back({"check_model_file", [&](const std::string& p) {
+                                 hpt::io::check_model_file(p, "rollout.model", defaults);
+                               }});
+  readers[Kind::H5].push_back({"open_hpt_file(checkpoint)", [](const std::string& p) {
+                                 hpt::io::H5File f =
+                                     hpt::io::open_hpt_file(p, hpt::io::HptFileKind::Checkpoint);
+                                 hpt::io::read_hpt_header(f);
+                               }});
+
+  std::vector<std::string> overrides;      // --set arguments of the current deck input
+  const bool verbose = !o.replay.empty();  // every reader's answer
+  readers[Kind::Deck][0].read = [&](const std::string& p) {
+    const hpt::Config c = hpt::io::read_deck(schema, p, overrides);
+    // What hpt checks next, before any work, that reads no other file.
+    c.to_ini();
+    const std::string mode = c.get_string("run.mode");
+    hpt::app::check_parity_styles(c, mode);
+    if (mode == "train" || mode == "rollout" || mode == "bench")
+      hpt::app::estimate_memory_need(c, mode);
+  };
+
+  // Hands the file `path` to every reader of `kind`; true when one failed (the file is then copied
+  // to `keep`, unless that is empty).
+  auto feed = [&](Kind kind, const std::string& path, const std::string& keep,
+                  const std::string& label) {
+    set_current(path, keep);
+    bool input_failed = false;
+    for (Reader& r : readers[kind]) {
+      std::string failure;
+      g_reader = r.name.c_str();
+      alarm(o.timeout);
+      try {
+        r.read(path);
+        ++r.accepted;
+        if (verbose) std::cout << "  " << r.name << ": accepted" << std::endl;
+      } catch (const hpt::InputError& e) {
+        ++r.refused;
+        if (verbose) std::cout << "  " << r.name << ": refused: " << e.what() << std::endl;
+      } catch (const std::bad_alloc& e) {
+        // A declared size beyond the memory (--max-memory-mb): hpt reports std::bad_alloc as bad
+        // input, exit 2 (src/app/main.cpp).
+        ++r.refused, ++r.out_of_memory;
+        if (verbose) std::cout << "  " << r.name << ": refused: out of memory" << std::endl;
+      } catch (const std::exception& e) {
+        failure = std::string("exception ") + typeid(e).name() + ": " + e.what();
+      } catch (...) {
+        failure = "an exception that is not a std::exception";
+      }
+      alarm(0);
+      const ssize_t open_objects = H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL);
+      if (failure.empty() && open_objects > 0)
+        failure = std::to_string(open_objects) + " HDF5 object(s) left open";
+      if (failure.empty()) continue;
+      ++r.failed;
+      if (!input_failed && !keep.empty())
+        fs::copy_file(path, keep, fs::copy_options::overwrite_existing);
+      input_failed = true;
+      std::cout << "hpt_fuzz: FAILURE in " << r.name << " on " << label
+                << (keep.empty() ? "" : ", kept as " + keep) << ": " << failure << std::endl;
+      if (open_objects > 0) {  // close them, so the next input starts clean
+        std::vector<hid_t> ids(static_cast<std::size_t>(open_objects));
+        H5Fget_obj_ids(H5F_OBJ_ALL, H5F_OBJ_ALL, ids.size(), ids.data());
+        for (hid_t id : ids)
+          if (H5Iget_type(id) == H5I_FILE) H5Fclose(id);
+      }
+    }
+    set_current("", "");
+    return input_failed;
+  };
+
+  if (!o.replay.empty()) {  // the given files, each to the readers of its kind
+    int failed = 0;
+    for (const std::string& p : o.replay) {
+      const Kind kind = kind_of(p);
+      std::cout << "hpt_fuzz: " << p << " (" << kKindNames[int(kind)] << ")" << std::endl;
+      failed += feed(kind, p, "", p) ? 1 : 0;
+    }
+    print_counts(readers);
+    return failed == 0 ? 0 : 1;
+  }
 
   const fs::path work = o.work, seeds_dir = work / "seeds", failures = work / "failures";
   fs::create_directories(seeds_dir);
@@ -948,7 +1216,8 @@ int run(const Options& o) {
   std::vector<Seed> seeds;
   const fs::path inputs = fs::path(o.root) / "inputs";
   if (!fs::is_directory(inputs))
-    throw std::runtime_error("no folder '" + inputs.string() + "' (give the repository with --root)");
+    throw std::runtime_error("no folder '" + inputs.string() +
+                             "' (give the repository with --root)");
   std::vector<fs::path> decks;
   for (const auto& e : fs::recursive_directory_iterator(inputs))
     if (e.is_regular_file() && e.path().extension() == ".ini") decks.push_back(e.path());
@@ -972,28 +1241,16 @@ int run(const Options& o) {
   std::map<Kind, std::vector<const Seed*>> by_kind;
   for (const auto& s : seeds) by_kind[s.kind].push_back(&s);
 
-  // Readers per kind.
-  std::map<Kind, std::vector<Reader>> readers;
-  readers[Kind::Deck].push_back({"read_deck", nullptr});
-  readers[Kind::Csv].push_back({"read_curves", [](const std::string& p) { hpt::io::read_curves(p, false); }});
-  readers[Kind::Csv].push_back({"read_curves(skip_bad_runs)", [](const std::string& p) { hpt::io::read_curves(p, true); }});
-  readers[Kind::Gz].push_back({"read_dataset_file(digits)", [](const std::string& p) { hpt::io::read_dataset_file("digits", p); }});
-  readers[Kind::H5] = readers[Kind::Csv];
-  readers[Kind::H5].push_back({"read_dataset_file(hdf5)", [](const std::string& p) { hpt::io::read_dataset_file("hdf5", p); }});
-  readers[Kind::H5].push_back({"check_model_file", [&](const std::string& p) { hpt::io::check_model_file(p, "rollout.model", defaults); }});
-  readers[Kind::H5].push_back({"open_hpt_file(checkpoint)", [](const std::string& p) {
-    hpt::io::H5File f = hpt::io::open_hpt_file(p, hpt::io::HptFileKind::Checkpoint);
-    hpt::io::read_hpt_header(f);
-  }});
-
   std::cout << "hpt_fuzz: seed " << o.seed << ", "
             << (o.inputs > 0 ? std::to_string(o.inputs) + " inputs" : "")
             << (o.inputs > 0 && o.seconds > 0 ? " or " : "")
-            << (o.seconds > 0 ? std::to_string(o.seconds) + " s" : "") << ", " << seeds.size()
+            << (o.seconds > 0 ? std::to_string(long(o.seconds)) + " s" : "") << ", " << seeds.size()
             << " seeds, work folder " << work.string() << std::endl;
 
   const auto t0 = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
   long tried = 0, failed_inputs = 0;
   double next_progress = 30;
   std::map<Kind, long> tried_kind;
@@ -1005,7 +1262,11 @@ int run(const Options& o) {
                            std::uint32_t(std::uint64_t(index) >> 32)};
     std::mt19937_64 rng(sequence);
     Mutator m(rng, dict);
-    const Kind kind = Kind(m.below(10) < 4 ? 0 : m.below(10) < 4 ? 1 : m.below(10) < 2 ? 2 : 3);
+    const std::size_t pick = m.below(100);  // 40 % decks, 25 % CSV, 7 % gzip CSV, 28 % HDF5
+    const Kind kind = pick < 40   ? Kind::Deck
+                      : pick < 65 ? Kind::Csv
+                      : pick < 72 ? Kind::Gz
+                                  : Kind::H5;
     const auto& pool = by_kind[kind];
     const Seed& seed = *pool[m.below(pool.size())];
     const Seed& other = *pool[m.below(pool.size())];
@@ -1016,7 +1277,7 @@ int run(const Options& o) {
     Bytes bytes = seed.bytes;
     const std::size_t rounds = 1 + m.below(m.chance(0.2) ? 16 : 4);
     if (kind == Kind::H5 && m.chance(0.35)) {
-      StructuralH5(m, defaults).write(path);
+      StructuralH5(m, defaults, o.huge_shapes).write(path);
       origin = "structural";
     } else if (kind == Kind::H5) {
       for (std::size_t r = 0; r < rounds; ++r)
@@ -1030,56 +1291,15 @@ int run(const Options& o) {
       for (std::size_t r = 0; r < rounds; ++r) m.text(bytes, other.bytes);
       write_file(path, kind == Kind::Gz ? gzip(bytes) : bytes);
     }
-    std::vector<std::string> overrides;
+    overrides.clear();
     if (kind == Kind::Deck && m.chance(0.2)) {
-      Bytes o1 = dict[m.below(dict.size())] + "=" + seed.bytes.substr(m.below(seed.bytes.size()), 12);
+      Bytes o1 =
+          dict[m.below(dict.size())] + "=" + seed.bytes.substr(m.below(seed.bytes.size()), 12);
       m.text(o1, seed.bytes);
       overrides.push_back(o1);
     }
-    readers[Kind::Deck][0].read = [&](const std::string& p) {
-      const hpt::Config c = hpt::io::read_deck(schema, p, overrides);
-      // What hpt checks next, before any work, that reads no other file.
-      c.to_ini();
-      const std::string mode = c.get_string("run.mode");
-      hpt::app::check_parity_styles(c, mode);
-      if (mode == "train" || mode == "rollout" || mode == "bench")
-        hpt::app::estimate_memory_need(c, mode);
-    };
-
-    set_current(path, keep);
-    bool input_failed = false;
-    for (Reader& r : readers[kind]) {
-      std::string failure;
-      g_reader = r.name.c_str();
-      alarm(o.timeout);
-      try {
-        r.read(path);
-        ++r.accepted;
-      } catch (const hpt::InputError&) {
-        ++r.refused;
-      } catch (const std::exception& e) {
-        failure = std::string("exception ") + typeid(e).name() + ": " + e.what();
-      } catch (...) {
-        failure = "an exception that is not a std::exception";
-      }
-      alarm(0);
-      const ssize_t open_objects = H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL);
-      if (failure.empty() && open_objects > 0)
-        failure = std::to_string(open_objects) + " HDF5 object(s) left open";
-      if (!failure.empty()) {
-        ++r.failed;
-        if (!input_failed) fs::copy_file(path, keep, fs::copy_options::overwrite_existing);
-        input_failed = true;
-        std::cout << "hpt_fuzz: FAILURE in " << r.name << " on input " << index << " (from "
-                  << origin << "), kept as " << keep << ": " << failure << std::endl;
-        if (open_objects > 0) {  // close them, so the next input starts clean
-          std::vector<hid_t> ids(static_cast<std::size_t>(open_objects));
-          H5Fget_obj_ids(H5F_OBJ_ALL, H5F_OBJ_ALL, ids.size(), ids.data());
-          for (hid_t id : ids)
-            if (H5Iget_type(id) == H5I_FILE) H5Fclose(id);
-        }
-      }
-    }
+    const bool input_failed =
+        feed(kind, path, keep, "input " + std::to_string(index) + " (from " + origin + ")");
     if (input_failed) ++failed_inputs;
     ++tried, ++tried_kind[kind];
     if (elapsed() >= next_progress) {
@@ -1092,16 +1312,14 @@ int run(const Options& o) {
   const double s = elapsed();
   std::cout << "hpt_fuzz: " << tried << " inputs tried in " << std::fixed;
   std::cout.precision(1);
-  std::cout << s << " s (" << (s > 0 ? double(tried) / s : 0.0) << " per second), "
-            << failed_inputs << " failed\n";
-  for (const auto& [kind, list] : readers) {
-    std::cout << "  " << kKindNames[int(kind)] << ": " << tried_kind[kind] << " inputs\n";
-    for (const Reader& r : list)
-      std::cout << "    " << r.name << ": " << r.accepted << " accepted, " << r.refused
-                << " refused, " << r.failed << " failed\n";
-  }
-  std::cout << (failed_inputs == 0 ? "hpt_fuzz: no failure\n"
-                                   : "hpt_fuzz: FAILED (inputs kept in " + failures.string() + ")\n")
+  std::cout << s << " s (" << (s > 0 ? double(tried) / s : 0.0) << " per second), " << failed_inputs
+            << " failed\n";
+  for (const auto& [kind, n] : tried_kind)
+    std::cout << "  " << kKindNames[int(kind)] << ": " << n << " inputs\n";
+  print_counts(readers);
+  std::cout << (failed_inputs == 0
+                    ? "hpt_fuzz: no failure\n"
+                    : "hpt_fuzz: FAILED (inputs kept in " + failures.string() + ")\n")
             << std::flush;
   return failed_inputs == 0 ? 0 : 1;
 }
