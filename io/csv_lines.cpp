@@ -26,7 +26,7 @@ std::vector<std::string> split_csv_fields(const std::string& text, bool& quote_o
       } else {
         field += ch;
       }
-    } else if (ch == '"' && trim_blanks(field).empty()) {
+    } else if (ch == '"' && field.find_first_not_of(" \t") == std::string::npos) {
       quoted = true, was_quoted = true, field.clear();
     } else if (ch == ',') {
       out.push_back(was_quoted ? field : trim_blanks(field));

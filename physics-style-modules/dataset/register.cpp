@@ -35,10 +35,8 @@ RawData load(const DatasetFileLoader& loader, const std::string& style, const st
 }  // namespace
 
 void declare_dataset_options(OptionSchema& s) {
-  Registry<Dataset> styles("dataset");  // the style names come from the registry alone
-  register_dataset_styles(styles);
-  s.add_choice(
-      "dataset.style", "xor", styles.names(),
+  add_style_choice<Dataset>(
+      s, "dataset", "xor", [](Registry<Dataset>& r) { register_dataset_styles(r); },
       "training data: xor, spirals, teacher (random MLP), digits (8x8 images), hdf5 (/X, /y)");
   s.add_string(
       "dataset.path", "",

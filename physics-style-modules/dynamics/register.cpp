@@ -10,12 +10,10 @@
 namespace hpt {
 
 void declare_dynamics_options(OptionSchema& schema) {
-  Registry<Dynamics> styles("dynamics");  // the style names come from the registry alone
-  register_dynamics_styles(styles);
-  const std::vector<std::string> style_names = styles.names();
-  schema.add_choice("dynamics.style", "rssm", style_names,
-                    "model of the training process that forecasts the loss (rssm_prototype: the "
-                    "prototype's, only with hybrid.controller = prototype)");
+  add_style_choice<Dynamics>(
+      schema, "dynamics", "rssm", register_dynamics_styles,
+      "model of the training process that forecasts the loss (rssm_prototype: the "
+      "prototype's, only with hybrid.controller = prototype)");
   schema.add_int("dynamics.members", 5, "ensemble members E", 1, 1024);
   schema.add_int("dynamics.hidden", 256, "GRU hidden size H of every member", 1, 16384);
   schema.add_int("dynamics.stochastic", 32, "size S of the stochastic state", 1, 1024);

@@ -10,12 +10,10 @@
 namespace hpt {
 
 void declare_encoder_options(OptionSchema& schema) {
-  Registry<Encoder> styles("encoder");  // the style names come from the registry alone
-  register_encoder_styles(styles);
-  const std::vector<std::string> style_names = styles.names();
-  schema.add_choice("encoder.style", "rich", style_names,
-                    "training state -> 64 features: rich (default) or prototype (the earlier "
-                    "prototype's features, for parity)");
+  add_style_choice<Encoder>(
+      schema, "encoder", "rich", register_encoder_styles,
+      "training state -> 64 features: rich (default) or prototype (the earlier "
+      "prototype's features, for parity)");
   schema.add_int("encoder.loss_history", 256, "capacity of the loss ring buffer (steps)", 1, 16384);
   schema.add_int("encoder.grad_history", 64,
                  "capacity of the gradient-norm, update-norm, update-cosine and weight-norm rings",

@@ -10,10 +10,8 @@
 namespace hpt {
 
 void declare_model_options(OptionSchema& schema) {
-  Registry<Model> styles("model");  // the style names come from the registry alone
-  register_model_styles(styles);
-  const std::vector<std::string> style_names = styles.names();
-  schema.add_choice("model.style", "mlp", style_names, "model style trained in train mode");
+  add_style_choice<Model>(schema, "model", "mlp", register_model_styles,
+                          "model style trained in train mode");
   schema.add_string("model.layers", "64,128,10",
                     "layer sizes, input first and output last, comma-separated (mlp)");
   schema.add_choice("model.activation", "relu", {"relu", "tanh", "gelu"},

@@ -10,11 +10,8 @@
 namespace hpt {
 
 void declare_optimizer_options(OptionSchema& schema) {
-  Registry<Optimizer> styles("optimizer");  // the style names come from the registry alone
-  register_optimizer_styles(styles);
-  const std::vector<std::string> style_names = styles.names();
-  schema.add_choice("optimizer.style", "sgd", style_names,
-                    "optimizer of the model: sgd (momentum, nesterov) or adam (AdamW)");
+  add_style_choice<Optimizer>(schema, "optimizer", "sgd", register_optimizer_styles,
+                              "optimizer of the model: sgd (momentum, nesterov) or adam (AdamW)");
   schema.add_real("optimizer.lr", 0.05, "base learning rate (shaped by [schedule])", 0.0);
   schema.add_real("optimizer.momentum", 0.9, "sgd momentum mu (dampening 0)", 0.0, 0.999999);
   schema.add_bool("optimizer.nesterov", false, "sgd Nesterov momentum (needs momentum > 0)");

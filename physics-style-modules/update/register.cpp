@@ -14,14 +14,12 @@
 namespace hpt {
 
 void declare_update_options(OptionSchema& schema) {
-  Registry<UpdatePredictor> styles("update");  // the style names come from the registry alone
-  register_update_styles(styles);
-  const std::vector<std::string> style_names = styles.names();
-  schema.add_choice("update.style", "linear", style_names,
-                    "how a predict block advances the parameters: linear or quadratic "
-                    "extrapolation of real snapshots, extrapolate (fitted decay of the real "
-                    "updates), trend (a line fitted to every real step by discounted least "
-                    "squares), none (frozen)");
+  add_style_choice<UpdatePredictor>(
+      schema, "update", "linear", register_update_styles,
+      "how a predict block advances the parameters: linear or quadratic "
+      "extrapolation of real snapshots, extrapolate (fitted decay of the real "
+      "updates), trend (a line fitted to every real step by discounted least "
+      "squares), none (frozen)");
   schema.add_int("update.lag", 10,
                  "linear/quadratic: real steps between the snapshots; trend: the fit's time "
                  "constant (step j back weighted (1 - 1/lag)^j; at least 2)",

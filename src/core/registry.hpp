@@ -10,12 +10,11 @@
 #include <utility>
 #include <vector>
 
+#include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/memory_need.hpp"
 
 namespace hpt {
-
-class Config;
 
 template <class Base, class... Args>
 class Registry {
@@ -72,5 +71,15 @@ class Registry {
   std::string family_, key_;
   std::map<std::string, Entry> entries_;
 };
+
+// Declares <family>.style with the names `register_styles` registers as its choices: a style name
+// is written once, where the style is registered.
+template <class Base>
+void add_style_choice(OptionSchema& schema, const std::string& family, const std::string& fallback,
+                      void (*register_styles)(Registry<Base>&), const std::string& help) {
+  Registry<Base> styles(family);
+  register_styles(styles);
+  schema.add_choice(family + ".style", fallback, styles.names(), help);
+}
 
 }  // namespace hpt

@@ -995,8 +995,8 @@ struct Options {
   bool hdf5_metadata = false;
   // Datasets declaring up to 2^62 entries (chunked, nothing stored), which the readers allocate:
   // std::bad_alloc beyond --max-memory-mb, which hpt reports as bad input. AddressSanitizer ends
-  // the process at any allocation it cannot serve, even one whose std::bad_alloc would be caught, so
-  // they are left out of a sanitizer build unless --huge-shapes.
+  // the process at any allocation it cannot serve, even one whose std::bad_alloc would be caught,
+  // so they are left out of a sanitizer build unless --huge-shapes.
 #if defined(__SANITIZE_ADDRESS__)
   bool huge_shapes = false;
 #else
@@ -1095,7 +1095,8 @@ void print_counts(const std::map<Kind, std::vector<Reader>>& readers) {
     for (const Reader& r : list)
       std::cout << "  " << kKindNames[int(kind)] << " " << r.name << ": " << r.accepted
                 << " accepted, " << r.refused << " refused"
-                << (r.out_of_memory ? " (" + std::to_string(r.out_of_memory) + " out of memory)" : "")
+                << (r.out_of_memory ? " (" + std::to_string(r.out_of_memory) + " out of memory)"
+                                    : "")
                 << ", " << r.failed << " failed\n";
 }
 
