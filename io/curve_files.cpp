@@ -10,6 +10,7 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "io/declared_size.hpp"
 #include "io/csv_lines.hpp"
 #include "io/curve_tidy.hpp"
 #include "io/hdf5_file.hpp"
@@ -446,9 +447,10 @@ CurveSet read_curves(const std::string& path, bool skip_bad_runs) {
     in.read(signature, 8);
   }
   static const char hdf5_signature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
-  if (std::equal(signature, signature + 8, hdf5_signature))
-    return read_curves_hdf5(path, skip_bad_runs);
-  return read_curves_csv(path, skip_bad_runs);
+  const bool hdf5 = std::equal(signature, signature + 8, hdf5_signature);
+  return naming_file_when_too_large("curve file '" + path + "'", [&] {
+    return hdf5 ? read_curves_hdf5(path, skip_bad_runs) : read_curves_csv(path, skip_bad_runs);
+  });
 }
 
 }  // namespace hpt::io

@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "core/error.hpp"
+#include "io/declared_size.hpp"
 
 namespace hpt::io {
 
@@ -185,7 +186,9 @@ RawData read_digits_csv_gz(const std::string& path) {
   return d;
 }
 
-RawData read_xy_hdf5(const std::string& path) {
+namespace {
+
+RawData read_xy_hdf5_file(const std::string& path) {
   if (!std::filesystem::is_regular_file(path))
     throw InputError(path + ": file not found; " + expected_layout());
   htri_t is_hdf5 = -1;
@@ -224,6 +227,9 @@ RawData read_xy_hdf5(const std::string& path) {
     throw InputError(path + ": dataset /X does not hold numbers; expected float or double");
   if (xs.dims[0] == 0 || xs.dims[1] == 0)
     throw InputError(path + ": dataset /X is empty (" + dims_text(xs) + "); expected N x F >= 1");
+  if (xs.dims[1] > hsize_t(INT_MAX) || xs.dims[0] > hsize_t(INT64_MAX) / xs.dims[1])
+    throw InputError(path + ": dataset /X declares " + dims_text(xs) +
+                     " values, more than one process can address; expected N x F with F < 2^31");
   RawData d;
   d.source = path;
   d.rows = std::int64_t(xs.dims[0]);
@@ -262,6 +268,10 @@ RawData read_xy_hdf5(const std::string& path) {
     if (ys.rank == 2 && ys.dims[1] > hsize_t(INT_MAX))  // int(dims[1]) would wrap
       throw InputError(path + ": dataset /y has " + std::to_string(ys.dims[1]) +
                        " target columns; expected at most " + std::to_string(INT_MAX));
+    if (ys.rank == 2 && (ys.dims[1] > hsize_t(INT_MAX) ||
+                         (ys.dims[1] > 0 && ys.dims[0] > hsize_t(INT64_MAX) / ys.dims[1])))
+      throw InputError(path + ": dataset /y declares " + dims_text(ys) +
+                       " values, more than one process can address; expected N x K with K < 2^31");
     d.outputs = ys.rank == 2 ? int(ys.dims[1]) : 1;
     if (d.outputs == 0)
       throw InputError(path + ": dataset /y has no target columns (" + dims_text(ys) + ")");
@@ -270,6 +280,12 @@ RawData read_xy_hdf5(const std::string& path) {
     check_finite(path + ": dataset /y", d.targets, d.outputs);
   }
   return d;
+}
+
+}  // namespace
+
+RawData read_xy_hdf5(const std::string& path) {
+  return naming_file_when_too_large(path, [&] { return read_xy_hdf5_file(path); });
 }
 
 DeclaredShape declared_x_shape(const std::string& path) {

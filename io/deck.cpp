@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include "core/quoted_key.hpp"
+
 namespace po = boost::program_options;
 
 namespace hpt::io {
@@ -47,10 +49,10 @@ Config parse_deck_text(const OptionSchema& schema, const std::string& raw_text,
   for (const auto& opt : parsed.options) {
     const std::string& key = opt.string_key;
     if (key.find('.') == std::string::npos)
-      throw InputError(origin + ": option '" + key +
-                       "' is outside any [section] (expected e.g. [run] before it)");
+      throw InputError(origin + ": option " + quoted_key(key) +
+                       " is outside any [section] (expected e.g. [run] before it)");
     if (!seen.insert(key).second)
-      throw InputError(origin + ": option '" + key + "' is given more than once");
+      throw InputError(origin + ": option " + quoted_key(key) + " is given more than once");
     config.set(key, opt.value.empty() ? std::string() : opt.value.front(), origin);
   }
   for (const auto& o : overrides) {

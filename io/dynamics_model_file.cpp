@@ -6,6 +6,7 @@
 
 #include "core/checksum.hpp"
 #include "io/atomic_file.hpp"
+#include "io/declared_size.hpp"
 #include "io/hdf5_format.hpp"
 #include "io/hdf5_view.hpp"
 
@@ -52,7 +53,10 @@ void save_model_file(const Dynamics& dynamics, const std::string& path, const st
   writer.commit();
 }
 
-void check_model_file(const std::string& path, const std::string& key, const Config& config) {
+namespace {
+
+void check_model_file_contents(const std::string& path, const std::string& key,
+                               const Config& config) {
   H5File file = [&] {
     try {
       return open_hpt_file(path, HptFileKind::Model);
@@ -106,6 +110,13 @@ void check_model_file(const std::string& path, const std::string& key, const Con
     throw InputError(key + " = '" + path +
                      "': its checksum does not match its contents (the file is damaged or was "
                      "edited)");
+}
+
+}  // namespace
+
+void check_model_file(const std::string& path, const std::string& key, const Config& config) {
+  naming_file_when_too_large(key + " = '" + path + "'",
+                             [&] { check_model_file_contents(path, key, config); });
 }
 
 void load_model_file(Dynamics& dynamics, const std::string& path) {

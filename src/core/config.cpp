@@ -1,4 +1,5 @@
 #include "core/config.hpp"
+#include "core/quoted_key.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -154,6 +155,10 @@ const OptionSpec* OptionSchema::find(const std::string& key) const {
 }
 
 std::string OptionSchema::closest(const std::string& key) const {
+  // No known key is longer than this; a longer one is a pasted line, not a typo (and would make the
+  // distance quadratic in its length).
+  constexpr std::size_t kLongestKey = 64;
+  if (key.size() > kLongestKey) return "none this long";
   std::string best;
   std::size_t best_d = std::string::npos;
   for (const auto& kv : specs_) {
@@ -187,8 +192,8 @@ Config::Config(const OptionSchema& schema) : schema_(&schema) {
 void Config::set(const std::string& key, const std::string& value, const std::string& origin) {
   const OptionSpec* s = schema_->find(key);
   if (!s)
-    throw InputError(origin + ": unknown option '" + key +
-                     "' (closest known option: " + schema_->closest(key) + ")");
+    throw InputError(origin + ": unknown option " + quoted_key(key) +
+                     " (closest known option: " + schema_->closest(key) + ")");
   values_[key] = validate(*s, value, origin);
   explicit_[key] = true;
 }

@@ -12,6 +12,7 @@
 //
 //   hpt_fuzz [--seconds N | --inputs N] [--seed S] [--work DIR] [--root REPO] [--start I]
 //            [--timeout S] [--max-memory-mb M] [--hdf5-metadata] [--no-huge-shapes]
+//            [--kind deck|csv|gz|h5]   inputs of one kind only (a long run per reader)
 //   hpt_fuzz --replay FILE...      every reader of each file's kind on it, with their answers
 //
 // The inputs depend on the seed only (never on time or speed): input I of seed S is the same on
@@ -1003,14 +1004,23 @@ struct Options {
   bool huge_shapes = true;
 #endif
   std::vector<std::string> replay;
+  int only_kind = -1;  // --kind: inputs of one kind only (deck, csv, gz, h5), else all four
 };
 
 void usage(const char* argv0) {
-  std::cout << "usage: " << argv0
-            << " [--seconds N | --inputs N] [--seed S] [--work DIR] [--root REPO] [--start I]\n"
-               "       [--timeout SECONDS] [--max-memory-mb M] [--hdf5-metadata]\n"
-               "Feeds mutated decks, curve files (CSV, HDF5) and data set files to hpt's readers."
-               "\nDefault: --seconds 60 --seed 1 --work /tmp/hpt_fuzz.<pid> --timeout 10.\n";
+  std::cout
+      << "usage: " << argv0
+      << " [--seconds N | --inputs N] [--seed S] [--work DIR] [--root REPO] [--start I]\n"
+         "         [--timeout SECONDS] [--max-memory-mb M] [--hdf5-metadata] [--[no-]huge-shapes]\n"
+         "         [--kind deck|csv|gz|h5]\n"
+         "       "
+      << argv0
+      << " --replay FILE...\n"
+         "Feeds mutated decks, curve files (CSV, HDF5) and data set files to hpt's readers; a\n"
+         "failing input is kept in WORK/failures. Defaults: --seconds 60 --seed 1 --timeout 10\n"
+         "--max-memory-mb 2048 --work /tmp/hpt_fuzz.<pid> --root " HPT_SOURCE_DIR
+         "; huge shapes except\nunder AddressSanitizer. --replay: every reader of each file's "
+         "kind, with their answers.\n";
 }
 
 Options parse(int argc, char** argv) {
@@ -1043,7 +1053,13 @@ Options parse(int argc, char** argv) {
       o.huge_shapes = false;
     else if (a == "--huge-shapes")
       o.huge_shapes = true;
-    else if (a == "--replay") {
+    else if (a == "--kind") {
+      const std::string k = value();
+      for (int i = 0; i < 4; ++i)
+        if (k == kKindNames[i]) o.only_kind = i;
+      if (o.only_kind < 0)
+        throw std::runtime_error("--kind " + k + ": expected deck, csv, gz or h5");
+    } else if (a == "--replay") {
       while (i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0)
         o.replay.push_back(argv[++i]);
     } else if (a == "-h" || a == "--help")
@@ -1264,10 +1280,11 @@ int run(const Options& o) {
     std::mt19937_64 rng(sequence);
     Mutator m(rng, dict);
     const std::size_t pick = m.below(100);  // 40 % decks, 25 % CSV, 7 % gzip CSV, 28 % HDF5
-    const Kind kind = pick < 40   ? Kind::Deck
-                      : pick < 65 ? Kind::Csv
-                      : pick < 72 ? Kind::Gz
-                                  : Kind::H5;
+    const Kind kind = o.only_kind >= 0 ? Kind(o.only_kind)
+                      : pick < 40      ? Kind::Deck
+                      : pick < 65      ? Kind::Csv
+                      : pick < 72      ? Kind::Gz
+                                       : Kind::H5;
     const auto& pool = by_kind[kind];
     const Seed& seed = *pool[m.below(pool.size())];
     const Seed& other = *pool[m.below(pool.size())];

@@ -269,6 +269,46 @@ TEST_F(DatasetFiles, Hdf5ErrorsNameFileAndDataset) {
   EXPECT_MENTIONS(input_error([&] { hpt::io::read_xy_hdf5(truncated); }), truncated);
 }
 
+// Writes /X and /y as chunked datasets of the given shapes with no data written: the file is small
+// whatever the shapes declare.
+void write_declared_shapes(const std::string& p, std::vector<hsize_t> x_dims, hsize_t y_rows) {
+  const hid_t file = H5Fcreate(p.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  auto declare = [&](const char* name, std::vector<hsize_t> dims, hid_t type) {
+    const hid_t space = H5Screate_simple(int(dims.size()), dims.data(), nullptr);
+    const hid_t plist = H5Pcreate(H5P_DATASET_CREATE);
+    std::vector<hsize_t> chunk(dims.size(), 1);
+    H5Pset_chunk(plist, int(chunk.size()), chunk.data());
+    const hid_t set = H5Dcreate2(file, name, type, space, H5P_DEFAULT, plist, H5P_DEFAULT);
+    EXPECT_GE(set, 0);
+    H5Dclose(set), H5Pclose(plist), H5Sclose(space);
+  };
+  declare("/X", x_dims, H5T_IEEE_F32LE);
+  declare("/y", {y_rows}, H5T_STD_I64LE);
+  H5Fclose(file);
+}
+
+TEST_F(DatasetFiles, Hdf5DeclaredShapesBeyondTheMachineNameTheFile) {
+  // More columns than an int holds, or more values than a 64-bit count: refused before allocating.
+  const auto wide = path("wide.h5");
+  write_declared_shapes(wide, {4, hsize_t(1) << 33}, 4);
+  const auto w = input_error([&] { hpt::io::read_xy_hdf5(wide); });
+  EXPECT_MENTIONS(w, wide);
+  EXPECT_MENTIONS(w, "more than one process can address");
+  const auto many = path("many.h5");
+  write_declared_shapes(many, {hsize_t(1) << 40, hsize_t(1) << 30}, hsize_t(1) << 40);
+  EXPECT_MENTIONS(input_error([&] { hpt::io::read_xy_hdf5(many); }),
+                  "more than one process can address");
+#if !defined(__SANITIZE_ADDRESS__)  // AddressSanitizer aborts on such a request instead of throwing
+  // Addressable, but far beyond this machine's memory (2^45 bytes): the message names the file.
+  const auto huge = path("huge.h5");
+  write_declared_shapes(huge, {hsize_t(1) << 40, 4}, hsize_t(1) << 40);
+  const auto h = input_error([&] { hpt::io::read_xy_hdf5(huge); });
+  EXPECT_MENTIONS(h, huge);
+  EXPECT_MENTIONS(h, "the sizes this file declares need more memory than this machine gives");
+#endif
+}
+
 namespace {
 
 struct Deck {
