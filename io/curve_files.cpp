@@ -388,6 +388,14 @@ bool Hdf5RunReader::read(RawCurve& raw, std::map<std::string, int>& ignored) {
   forecast::Curve& c = raw.curve;
   c.id = id_;
   if (g_.has_attribute("group")) c.group = g_.read_string_attribute("group");
+  // `split` only selects runs for pretraining (pretrain.split): one that is not a string is left
+  // unread rather than refusing a file that forecasts never need it from.
+  if (g_.has_attribute("split")) {
+    try {
+      c.split = g_.read_string_attribute("split");
+    } catch (const InputError&) {  // not a string: left empty
+    }
+  }
   std::vector<double> steps, val_steps;
   if (!series("step", true, 0, steps) || !series("loss", true, steps.size(), c.loss) ||
       !series("grad_norm", false, steps.size(), c.grad_norm) ||

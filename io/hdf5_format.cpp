@@ -24,6 +24,8 @@ const char* kind_name(HptFileKind kind) {
       return "compare_arm";
     case HptFileKind::Forecast:
       return "forecast";
+    case HptFileKind::LevelModel:
+      return "level_model";
   }
   throw InternalError("unknown HptFileKind");
 }

@@ -13,7 +13,17 @@ namespace hpt::io {
 
 constexpr std::int64_t kHptFormatVersion = 1;
 
-enum class HptFileKind { Rollout, Model, Bench, Checkpoint, Trace, Forecast, Compare, CompareArm };
+enum class HptFileKind {
+  Rollout,
+  Model,
+  Bench,
+  Checkpoint,
+  Trace,
+  Forecast,
+  Compare,
+  CompareArm,
+  LevelModel
+};
 
 const char* kind_name(HptFileKind kind);  // "rollout", "model", ...
 

@@ -13,6 +13,7 @@ export LD_LIBRARY_PATH="$here/lib:${LD_LIBRARY_PATH:-}"
 export HPT_DEPS_DIR="$here/deps"; mkdir -p "$HPT_DEPS_DIR/data"
 cp "$here/data/digits.csv.gz" "$HPT_DEPS_DIR/data/" 2>/dev/null || true
 export OMP_PROC_BIND=false
+export HPT_MODELS_DIR="$here/inputs/models"  # the shipped level model (forecast.pretrained = default)
 export HPT_TEST_DATA_DIR="$here/tests/data"  # the unit tests' reference data, carried by the bundle
 what=${1:-all}
 status=0

@@ -9,6 +9,7 @@
 #include "app/mode_bench.hpp"
 #include "app/mode_compare.hpp"
 #include "app/mode_forecast.hpp"
+#include "app/mode_pretrain.hpp"
 #include "app/mode_rollout.hpp"
 #include "app/memory_budget.hpp"
 #include "app/mode_train.hpp"
@@ -38,6 +39,7 @@ int run_mode(const hpt::app::RunContext& ctx, const std::string& mode) {
   if (mode == "train") return hpt::app::run_train_mode(ctx);
   if (mode == "forecast") return hpt::app::run_forecast_mode(ctx);
   if (mode == "compare") return hpt::app::run_compare_mode(ctx);
+  if (mode == "pretrain") return hpt::app::run_pretrain_mode(ctx);
   throw hpt::InternalError("run.mode '" + mode + "' has no driver");
 }
 
@@ -71,6 +73,7 @@ int run(int argc, char** argv) {
   if (mode == "bench") hpt::app::check_bench_inputs(ctx);
   if (mode == "forecast") hpt::app::check_forecast_inputs(ctx);
   if (mode == "compare") hpt::app::check_compare_inputs(ctx);
+  if (mode == "pretrain") hpt::app::check_pretrain_inputs(ctx);
   const hpt::MemoryNeed need = hpt::app::estimate_memory_need(config, mode);
 
   std::vector<std::string> kargs{argv[0]};

@@ -10,10 +10,12 @@
 #include "core/registry.hpp"
 #include "forecast/curve_study.hpp"
 #include "forecast/forecast_options.hpp"
+#include "forecast/pretrain_options.hpp"
 #include "io/console.hpp"
 #include "io/curve_files.hpp"
 #include "io/curve_study_file.hpp"
 #include "io/dynamics_model_file.hpp"
+#include "io/level_model_file.hpp"
 #include "physics-style-modules/encoder/register.hpp"
 
 namespace hpt::app {
@@ -47,6 +49,19 @@ void prepare_dynamics(RssmDynamics& dynamics, const Config& c) {
   dynamics.initialize(std::uint64_t(c.get_int("dynamics.seed")));
   if (!c.get_string("forecast.model").empty())
     io::load_model_file(dynamics, c.get_string("forecast.model"));
+}
+
+// The learned level forecaster of forecast.pretrained, announced with where it came from.
+void load_pretrained(forecast::CurveStudySettings& settings, const Config& c) {
+  const std::string path = forecast::pretrained_model_path(c);
+  if (path.empty()) {
+    std::cout << "forecast.pretrained = none: the learned forecaster repeats last\n";
+    return;
+  }
+  settings.level_model = io::load_level_model(path, "forecast.pretrained");
+  const forecast::LevelModel& m = settings.level_model;
+  std::cout << "learned level forecaster: " << path << " (pretrained on " << m.runs << " runs of '"
+            << m.corpus << "', " << m.samples << " samples)\n";
 }
 
 double eta_seconds(const forecast::ReplayProgress& p) {
@@ -153,6 +168,8 @@ void check_forecast_inputs(const RunContext& ctx) {
   forecast::fit_horizons_to_runs(settings, set, notes);
   const std::string model = ctx.config.get_string("forecast.model");
   if (!model.empty()) io::check_model_file(model, "forecast.model", ctx.config);
+  const std::string pretrained = forecast::pretrained_model_path(ctx.config);
+  if (!pretrained.empty()) io::load_level_model(pretrained, "forecast.pretrained");
   check_output_file(ctx.output_path(".h5"), "output.name", ctx.output_dir);
 }
 
@@ -164,6 +181,7 @@ int run_forecast_mode(const RunContext& ctx) {
   std::vector<std::string> notes = set.notes;
   forecast::fit_horizons_to_runs(settings, set, notes);
   print_notes(notes, c);
+  load_pretrained(settings, c);
 
   Registry<Encoder> encoders("encoder");
   register_encoder_styles(encoders);

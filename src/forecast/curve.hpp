@@ -9,6 +9,7 @@ namespace hpt::forecast {
 struct Curve {
   std::string id;                 // verbatim from the file, whatever characters it holds
   std::string group;              // runs of one problem; "" when the file names none
+  std::string split;              // HDF5 run attribute `split` (e.g. tune, heldout); "" if none
   std::vector<long long> steps;   // strictly increasing
   std::vector<double> loss;       // finite, >= 0
   std::vector<double> grad_norm;  // empty when absent, else the length of steps

@@ -71,7 +71,11 @@ namespace {
 
 // The experts of the combined forecast: hpt's ensemble and every baseline before it.
 constexpr int kExperts = 1 + kCombinedSlot;
-constexpr int kPriorExpert = 1;  // `last`
+// The expert that carries the weight before any target: the pretrained level forecaster when there
+// is one, else `last`.
+int prior_expert(const CurveStudySettings& s) {
+  return s.level_model.empty() ? 1 : 1 + kLearnedSlot;
+}
 
 // Each run's group as an index (runs without a group share one).
 std::vector<int> group_indices(const std::vector<Curve>& runs) {
@@ -112,7 +116,7 @@ CurveStudy::CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings&
       group_(group_indices(runs)),
       areas_(schedule_areas_of(runs)),
       combination_(*std::max_element(group_.begin(), group_.end()) + 1,
-                   int(settings.horizons.size()), kExperts, kPriorExpert),
+                   int(settings.horizons.size()), kExperts, prior_expert(settings)),
       history_(encoder.create_history(int(runs.size()))),
       grid_(step_grid(runs)),
       next_(runs.size(), 0) {
@@ -271,10 +275,12 @@ void CurveStudy::forecast_at_origin(long long g) {
 
   for (int r = 0; r < R; ++r) {
     if (!host_origin_(r)) continue;
-    const ScheduleLaw law =
-        fit_schedule_law(runs_[std::size_t(r)].loss, areas_[std::size_t(r)], next_[std::size_t(r)]);
+    const Curve& run = runs_[std::size_t(r)];
+    const int n = next_[std::size_t(r)];
+    const ScheduleLaw law = fit_schedule_law(run.loss, areas_[std::size_t(r)], n);
+    const LevelHistory level = level_history(run.steps, run.loss, n);
     for (int k = 0; k < K; ++k) {
-      const ForecastRow row = forecast_row(f, law, r, k, g);
+      const ForecastRow row = forecast_row(f, law, level, r, k, g);
       if (!std::isnan(row.target))
         due_.emplace(g + settings_.horizons[std::size_t(k)] + kTargetAfter, rows_.size());
       rows_.push_back(row);
@@ -285,8 +291,8 @@ void CurveStudy::forecast_at_origin(long long g) {
 
 // Run r at origin g, horizon index k: the calibrated ensemble forecast, the baselines with their
 // intervals from their own past errors, and the target (NaN unless the run has its window).
-ForecastRow CurveStudy::forecast_row(const CurveForecast& f, const ScheduleLaw& law, int r, int k,
-                                     long long g) const {
+ForecastRow CurveStudy::forecast_row(const CurveForecast& f, const ScheduleLaw& law,
+                                     const LevelHistory& level, int r, int k, long long g) const {
   const Curve& run = runs_[std::size_t(r)];
   const int n = next_[std::size_t(r)];
   const int K = horizon_count();
@@ -307,11 +313,21 @@ ForecastRow CurveStudy::forecast_row(const CurveForecast& f, const ScheduleLaw& 
   row.base[1] = forecast_loglin(run.steps, run.loss, n, h);
   row.base[2] = forecast_power(run.steps, run.loss, n, h);
   row.base[kLawSlot] = forecast_law(run.steps, run.loss, run.lr, areas_[std::size_t(r)], law, n, h);
+  row.base[kLearnedSlot] = row.base[0];
+  LevelForecast learned;
+  if (!settings_.level_model.empty()) {
+    learned = level_forecast(settings_.level_model, level_features(level, run.steps, run.lr, h));
+    row.base[kLearnedSlot] = learned.mid;
+  }
   row.base[kCombinedSlot] = combination_.combine(group_[std::size_t(r)], k, experts_of(row));
   for (int b = 0; b < kBaselines; ++b) {
     const auto& e = base_errors_[std::size_t(b * K + k)];
     row.base_lo[b] = row.base[b] + e.quantile(0.05);
     row.base_hi[b] = row.base[b] + e.quantile(0.95);
+  }
+  if (!settings_.level_model.empty()) {  // pretrained quantiles: an interval from the first origin
+    row.base_lo[kLearnedSlot] = learned.lo;
+    row.base_hi[kLearnedSlot] = learned.hi;
   }
   row.target = target_log_loss(run.steps, run.loss, g, h);
   return row;

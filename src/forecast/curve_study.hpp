@@ -17,21 +17,23 @@
 #include "forecast/curve.hpp"
 #include "forecast/curve_forecaster.hpp"
 #include "forecast/forecast_combination.hpp"
+#include "forecast/level_model.hpp"
 #include "forecast/schedule_law.hpp"
 #include "physics-style-modules/dynamics/rssm_online.hpp"
 #include "physics-style-modules/encoder/encoder.hpp"
 
 namespace hpt::forecast {
 
-// The forecasters beside hpt's ensemble: three simple baselines, the schedule-aware law, and the
-// combination of all five (the last slot, forecast/forecast_combination.hpp).
-constexpr int kBaselines = 5;
-constexpr int kLawSlot = 3, kCombinedSlot = 4;
+// The forecasters beside hpt's ensemble: three simple baselines, the schedule-aware law, the
+// pretrained level forecaster (forecast/level_model.hpp), and the combination of all six (the last
+// slot, forecast/forecast_combination.hpp).
+constexpr int kBaselines = 6;
+constexpr int kLawSlot = 3, kLearnedSlot = 4, kCombinedSlot = 5;
 constexpr int kForecasters = 1 + kBaselines;  // hpt, then the others
-inline constexpr const char* kBaselineNames[kBaselines] = {"last", "loglin", "power", "law",
-                                                           "combined"};
-inline constexpr const char* kForecasterNames[kForecasters] = {"hpt",   "last", "loglin",
-                                                               "power", "law",  "combined"};
+inline constexpr const char* kBaselineNames[kBaselines] = {"last", "loglin",  "power",
+                                                           "law",  "learned", "combined"};
+inline constexpr const char* kForecasterNames[kForecasters] = {"hpt", "last",    "loglin",  "power",
+                                                               "law", "learned", "combined"};
 constexpr int kMinOriginEntries = 10;   // a run is forecast once it has this many steps
 constexpr double kProgressSeconds = 5;  // longest wall time between two progress lines
 
@@ -49,6 +51,7 @@ struct CurveStudySettings {
   std::uint64_t seed = 1;                                    // run.seed
   std::size_t print_every = 100;                             // run.print_every
   RssmTrainOptions training;                                 // [dynamics] online training
+  LevelModel level_model;  // forecast.pretrained; empty: `learned` repeats `last`
 };
 
 // One scored forecast (run, origin, horizon index k) of hpt and the baselines. Log losses.
@@ -60,10 +63,10 @@ struct ForecastRow {
   double mean = kNaN, q05 = kNaN, q50 = kNaN, q95 = kNaN, raw_q05 = kNaN, raw_q95 = kNaN;
   double target = kNaN;
   int inside = -1;  // -1: target unknown
-  double base[kBaselines] = {kNaN, kNaN, kNaN, kNaN, kNaN};
-  double base_lo[kBaselines] = {kNaN, kNaN, kNaN, kNaN, kNaN};
-  double base_hi[kBaselines] = {kNaN, kNaN, kNaN, kNaN, kNaN};
-  int base_inside[kBaselines] = {-1, -1, -1, -1, -1};  // -1: target or interval unknown
+  double base[kBaselines] = {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};
+  double base_lo[kBaselines] = {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};
+  double base_hi[kBaselines] = {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};
+  int base_inside[kBaselines] = {-1, -1, -1, -1, -1, -1};  // -1: target or interval unknown
 };
 
 // A run at an origin: its probability of beating the best other run.
@@ -149,8 +152,8 @@ class CurveStudy {
   void score_due(long long g);
   void forecast_at_origin(long long g);
   int mark_origin_runs();
-  ForecastRow forecast_row(const CurveForecast& f, const ScheduleLaw& law, int r, int k,
-                           long long g) const;
+  ForecastRow forecast_row(const CurveForecast& f, const ScheduleLaw& law,
+                           const LevelHistory& level, int r, int k, long long g) const;
   OriginRow origin_row(const CurveForecast& f, int r, long long g) const;
   double current_log_loss(int r) const;
 

@@ -5,7 +5,8 @@
 //             (Config::to_ini, app::check_parity_styles, app::estimate_memory_need)
 //   csv, h5   io::read_curves (strict and skip_bad_runs)
 //   gz        io::read_dataset_file("digits")
-//   h5        io::read_dataset_file("hdf5"), io::check_model_file, io::open_hpt_file (checkpoint)
+//   h5        io::read_dataset_file("hdf5"), io::check_model_file, io::load_level_model,
+//             io::open_hpt_file (checkpoint)
 // hpt::InputError is the expected refusal. Any other exception, a crash, a sanitizer report, an
 // HDF5 object left open or a reader taking longer than --timeout seconds is a failure: the input's
 // path is printed and the file kept under WORK/failures/. Exit 0 when no input failed, 1 otherwise.
@@ -57,6 +58,7 @@
 #include "io/deck.hpp"
 #include "io/dynamics_model_file.hpp"
 #include "io/hdf5_format.hpp"
+#include "io/level_model_file.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
@@ -423,6 +425,21 @@ void write_xy_h5(const std::string& path, bool regression) {
     w.values("/y", H5T_STD_I64LE, H5T_NATIVE_INT64,
              std::vector<std::int64_t>{0, 1, 2, 0, 1, 2, 0, 1});
   }
+}
+
+// A level model file as io::save_level_model writes it (weights of a few distinct values).
+void write_level_model_h5(const std::string& path) {
+  hpt::forecast::LevelModel m;
+  for (int j = 0; j < hpt::forecast::kLevelFeatures; ++j) {
+    m.median.push_back(0.01 * j);
+    m.q05.push_back(-0.1 - 0.01 * j);
+    m.q95.push_back(0.1 + 0.02 * j);
+  }
+  m.corpus = "fuzz seed";
+  m.runs = 3;
+  m.samples = 100;
+  m.horizons = {10, 50};
+  hpt::io::save_level_model(m, path, "");
 }
 
 // A dynamics model file as io::save_model_file writes it, with its checksum, for the sizes of the
@@ -1147,6 +1164,9 @@ int run(const Options& o) {
   readers[Kind::H5].push_back({"check_model_file", [&](const std::string& p) {
                                  hpt::io::check_model_file(p, "rollout.model", defaults);
                                }});
+  readers[Kind::H5].push_back({"load_level_model", [](const std::string& p) {
+                                 hpt::io::load_level_model(p, "forecast.pretrained");
+                               }});
   readers[Kind::H5].push_back({"open_hpt_file(checkpoint)", [](const std::string& p) {
                                  hpt::io::H5File f =
                                      hpt::io::open_hpt_file(p, hpt::io::HptFileKind::Checkpoint);
@@ -1255,6 +1275,7 @@ int run(const Options& o) {
   h5_seed("xy_targets.h5", [](const std::string& p) { write_xy_h5(p, true); });
   h5_seed("model.h5", [&](const std::string& p) { write_model_h5(p, defaults); });
   h5_seed("checkpoint.h5", write_checkpoint_h5);
+  h5_seed("level_model.h5", write_level_model_h5);
   std::map<Kind, std::vector<const Seed*>> by_kind;
   for (const auto& s : seeds) by_kind[s.kind].push_back(&s);
 

@@ -25,6 +25,7 @@ namespace {
 
 using hpt::GruReset;
 using hpt::test::download;
+using hpt::test::test_data_dir;
 
 // One nn.GRUCell of the reference file: parameters (gate rows r, z, n), inputs x (T,B,I) and h0
 // (B,H), and h (T,B,H) with h[t] the hidden state after step t + 1; all as double.
@@ -38,13 +39,6 @@ std::vector<double> read_as_double(const hpt::io::H5Group& g, const std::string&
                                    const std::vector<std::size_t>& shape) {
   const auto values = hpt::io::read_array<T>(g, name, shape);
   return std::vector<double>(values.begin(), values.end());
-}
-
-// The reference data folder: HPT_TEST_DATA_DIR in the environment (a bundle on a GPU host carries
-// tests/data elsewhere), else the source tree's tests/data known at build time.
-std::string test_data_dir() {
-  const char* dir = std::getenv("HPT_TEST_DATA_DIR");
-  return dir && *dir ? std::string(dir) : std::string(HPT_TEST_DATA_DIR);
 }
 
 TorchCase load_case(int H, int I) {

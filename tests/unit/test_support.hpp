@@ -5,8 +5,10 @@
 
 #include <Kokkos_Core.hpp>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "typed_test_names.hpp"
@@ -120,6 +122,13 @@ void upload_flat(const View& v, const std::vector<double>& x) {
   auto h = Kokkos::create_mirror_view(v);
   for (std::size_t i = 0; i < x.size(); ++i) h.data()[i] = typename View::value_type(x[i]);
   Kokkos::deep_copy(v, h);
+}
+
+// The reference data folder: HPT_TEST_DATA_DIR in the environment (a bundle on a GPU host carries
+// tests/data elsewhere), else the source tree's tests/data known at build time.
+inline std::string test_data_dir() {
+  const char* dir = std::getenv("HPT_TEST_DATA_DIR");
+  return dir && *dir ? std::string(dir) : std::string(HPT_TEST_DATA_DIR);
 }
 
 }  // namespace hpt::test

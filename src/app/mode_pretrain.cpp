@@ -1,0 +1,106 @@
+#include "app/mode_pretrain.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <cmath>
+#include <iostream>
+
+#include "app/output_location.hpp"
+#include "core/error.hpp"
+#include "forecast/pretrain_options.hpp"
+#include "io/console.hpp"
+#include "io/curve_files.hpp"
+#include "io/level_model_file.hpp"
+
+namespace hpt::app {
+
+namespace {
+
+forecast::CurveSet read_corpus(const Config& c) {
+  const std::string path = c.get_string("pretrain.input");
+  if (path.empty())
+    throw InputError(
+        "pretrain.input is empty; expected the path of an HDF5 or CSV file of loss "
+        "curves (the corpus)");
+  forecast::CurveSet set = io::read_curves(path, c.get_bool("pretrain.skip_bad_runs"));
+  const std::string split = c.get_string("pretrain.split");
+  if (split.empty()) return set;
+  std::vector<forecast::Curve> kept;
+  for (forecast::Curve& run : set.runs)
+    if (run.split == split) kept.push_back(std::move(run));
+  if (kept.empty())
+    throw InputError("pretrain.split = '" + split + "': no run of pretrain.input = '" + path +
+                     "' has the attribute split = '" + split + "'");
+  set.runs = std::move(kept);
+  return set;
+}
+
+std::vector<forecast::LevelSample> corpus_samples(const forecast::CurveSet& set, const Config& c) {
+  const forecast::LevelSampling sampling = forecast::read_level_sampling(c);
+  std::vector<forecast::LevelSample> samples = forecast::level_samples(set.runs, sampling);
+  if (samples.empty())
+    throw InputError("pretrain.input = '" + c.get_string("pretrain.input") +
+                     "': no run is long enough to give a sample at any of pretrain.horizons = " +
+                     c.get_string("pretrain.horizons") + " (a sample needs " +
+                     std::to_string(sampling.first_origin) +
+                     " entries of history and the target window of its horizon)");
+  return samples;
+}
+
+// In-sample mean |error| of the median against `last` (a change of 0), and the 90 % interval's
+// coverage, per horizon.
+io::TextTable fit_table(const forecast::LevelModel& m,
+                        const std::vector<forecast::LevelSample>& samples) {
+  io::TextTable table(
+      {"horizon", "samples", "mean |error| last", "mean |error| learned", "ratio", "90% coverage"});
+  for (int h : m.horizons) {
+    double last = 0, learned = 0, inside = 0, n = 0;
+    for (const forecast::LevelSample& s : samples) {
+      if (s.horizon != h) continue;
+      const forecast::LevelForecast f = forecast::level_forecast(m, s.f);
+      const double target = s.f.last + s.change;
+      last += std::fabs(s.change), learned += std::fabs(target - f.mid), n += 1;
+      inside += (target >= f.lo && target <= f.hi) ? 1 : 0;
+    }
+    if (n == 0) continue;
+    table.add_row({std::to_string(h), io::fmt(n), io::fmt(last / n), io::fmt(learned / n),
+                   io::fmt(learned / std::max(last, 1e-300)), io::fmt(inside / n)});
+  }
+  return table;
+}
+
+}  // namespace
+
+void check_pretrain_inputs(const RunContext& ctx) {
+  const forecast::CurveSet set = read_corpus(ctx.config);
+  corpus_samples(set, ctx.config);
+  check_output_file(ctx.output_path(".h5"), "output.name", ctx.output_dir);
+}
+
+int run_pretrain_mode(const RunContext& ctx) {
+  const Config& c = ctx.config;
+  const forecast::CurveSet set = read_corpus(c);
+  for (const auto& why : set.skipped)
+    std::cerr << "hpt: warning: curve file '" << c.get_string("pretrain.input") << "': skipped "
+              << why << "\n";
+  for (const auto& note : set.notes)
+    std::cout << "note: curve file '" << c.get_string("pretrain.input") << "': " << note << "\n";
+  Kokkos::Timer timer;
+  const std::vector<forecast::LevelSample> samples = corpus_samples(set, c);
+  std::cout << "pretrain: " << set.runs.size() << " runs, " << samples.size()
+            << " samples; fitting the 50, 5 and 95 % quantile regressions" << std::endl;
+  forecast::LevelModel model = forecast::fit_level_model(samples, c.get_real("pretrain.ridge"),
+                                                         int(c.get_int("pretrain.iterations")));
+  model.horizons = forecast::read_level_sampling(c).horizons;
+  model.runs = (long long)set.runs.size();
+  model.corpus = c.get_string("pretrain.input");
+  std::cout << fit_table(model, samples).str()
+            << "(in-sample: the corpus's own runs; judge a model "
+            << "on runs it was not fitted to, with run.mode = forecast)\n"
+            << "pretrain: " << io::fmt(timer.seconds()) << " s\n";
+  const std::string path = ctx.output_path(".h5");
+  io::save_level_model(model, path, ctx.resolved_ini);
+  std::cout << "wrote " << path << "\n";
+  return 0;
+}
+
+}  // namespace hpt::app

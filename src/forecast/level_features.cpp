@@ -1,0 +1,193 @@
+#include "forecast/level_features.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "forecast/baselines.hpp"
+
+namespace hpt::forecast {
+
+const char* const kLevelFeatureNames[kLevelFeatures] = {"bias",
+                                                        "mean50_minus_last",
+                                                        "mean200_minus_last",
+                                                        "mean50_minus_last_x_logh",
+                                                        "trend50",
+                                                        "trend200",
+                                                        "trend_log_step",
+                                                        "noise",
+                                                        "noise_x_logh",
+                                                        "above_best",
+                                                        "anneal",
+                                                        "anneal_x_noise",
+                                                        "lr_change_x_noise",
+                                                        "lr_ahead",
+                                                        "lr_ahead_x_trend_log_step",
+                                                        "lr_now",
+                                                        "lr_at_target",
+                                                        "anneal_x_logh",
+                                                        "has_lr",
+                                                        "logh",
+                                                        "log_step",
+                                                        "trend50_down",
+                                                        "trend_log_step_down"};
+
+namespace {
+
+// Log of the mean loss over entries [lo, hi) (hi > lo).
+double log_mean(const std::vector<double>& loss, int lo, int hi) {
+  double s = 0;
+  for (int i = lo; i < hi; ++i) s += std::max(loss[std::size_t(i)], kMinLoss);
+  return std::log(std::max(s / double(hi - lo), kMinLoss));
+}
+
+double mean_step(const std::vector<long long>& steps, int lo, int hi) {
+  double s = 0;
+  for (int i = lo; i < hi; ++i) s += double(steps[std::size_t(i)]);
+  return s / double(hi - lo);
+}
+
+// Per-step slope between the newest w entries and the w before them (0 with fewer than 2w).
+double window_slope(const std::vector<long long>& steps, const std::vector<double>& loss, int n,
+                    int w) {
+  if (n < 2 * w) return 0.0;
+  const double dt = mean_step(steps, n - w, n) - mean_step(steps, n - 2 * w, n - w);
+  return (log_mean(loss, n - w, n) - log_mean(loss, n - 2 * w, n - w)) / dt;
+}
+
+// Least-squares slope of log loss against log(steps since the first + 1) over the newest n/2.
+double log_step_slope(const std::vector<long long>& steps, const std::vector<double>& loss, int n) {
+  if (n < 40) return 0.0;
+  const int lo = n - n / 2;
+  double sx = 0, sy = 0;
+  for (int i = lo; i < n; ++i) {
+    sx += std::log(double(steps[std::size_t(i)] - steps[0]) + 1.0);
+    sy += std::log(std::max(loss[std::size_t(i)], kMinLoss));
+  }
+  const double xm = sx / (n - lo), ym = sy / (n - lo);
+  double sxy = 0, sxx = 0;
+  for (int i = lo; i < n; ++i) {
+    const double x = std::log(double(steps[std::size_t(i)] - steps[0]) + 1.0) - xm;
+    sxy += x * (std::log(std::max(loss[std::size_t(i)], kMinLoss)) - ym);
+    sxx += x * x;
+  }
+  return sxx > 0 ? sxy / sxx : 0.0;
+}
+
+// Population std of the change of log loss over the newest 51 entries, over sqrt 2: the noise of
+// one entry when its neighbours are independent.
+double step_noise(const std::vector<double>& loss, int n) {
+  if (n <= 5) return 0.0;
+  const int lo = std::max(0, n - 51);
+  std::vector<double> d;
+  for (int i = lo + 1; i < n; ++i)
+    d.push_back(std::log(std::max(loss[std::size_t(i)], kMinLoss)) -
+                std::log(std::max(loss[std::size_t(i - 1)], kMinLoss)));
+  double m = 0, v = 0;
+  for (double x : d) m += x;
+  m /= double(d.size());
+  for (double x : d) v += (x - m) * (x - m);
+  return std::sqrt(v / double(d.size())) / std::sqrt(2.0);
+}
+
+// The lowest log mean of the blocks of 10 entries starting at 0, 10, 20, ... (the first block
+// holds fewer when n < 10).
+double best_block(const std::vector<double>& loss, int n) {
+  double best = log_mean(loss, 0, std::min(10, n));
+  for (int j = 10; j + 10 <= n; j += 10) best = std::min(best, log_mean(loss, j, j + 10));
+  return best;
+}
+
+}  // namespace
+
+LevelHistory level_history(const std::vector<long long>& steps, const std::vector<double>& loss,
+                           int n) {
+  LevelHistory h;
+  h.n = n;
+  h.t = steps[std::size_t(n - 1)];
+  h.first_step = steps[0];
+  h.last = log_mean(loss, std::max(0, n - 10), n);
+  h.mean50 = log_mean(loss, std::max(0, n - 50), n);
+  h.mean200 = log_mean(loss, std::max(0, n - 200), n);
+  h.slope50 = window_slope(steps, loss, n, 50);
+  h.slope200 = window_slope(steps, loss, n, 200);
+  h.log_step_slope = log_step_slope(steps, loss, n);
+  h.noise = step_noise(loss, n);
+  h.above_best = h.last - best_block(loss, n);
+  return h;
+}
+
+namespace {
+
+// The learning-rate features: lr_now, lr_at_target, anneal, lr_ahead, lr_change (0 when the
+// series does not reach t + h).
+struct LrAhead {
+  bool known = false;
+  double now = 0, at_target = 0, anneal = 0, ahead = 0, change = 0;
+};
+
+LrAhead lr_ahead(const LevelHistory& hist, const std::vector<long long>& steps,
+                 const std::vector<double>& lr, int h) {
+  LrAhead a;
+  const int n = hist.n;
+  if (lr.empty() || steps.back() < hist.t + h) return a;
+  double peak = 0, past = 0;
+  for (int i = 0; i < n; ++i) peak = std::max(peak, lr[std::size_t(i)]), past += lr[std::size_t(i)];
+  peak = std::max(peak, 1e-30);
+  const double now = lr[std::size_t(n - 1)];
+  double sum = 0, drop = 0, end = now;
+  int count = 0;
+  for (std::size_t i = std::size_t(n); i < steps.size() && steps[i] <= hist.t + h; ++i) {
+    sum += lr[i];
+    drop += std::max(now - lr[i], 0.0);
+    end = lr[i];
+    ++count;
+  }
+  if (count == 0) return a;
+  a.known = true;
+  a.now = now / peak;
+  a.at_target = end / peak;
+  a.anneal = drop / double(count) / peak;
+  a.ahead = sum / std::max(past, 1e-30);
+  a.change = now > 0 ? std::max(std::log(std::max(end, 1e-30) / now), -7.0) : 0.0;
+  return a;
+}
+
+}  // namespace
+
+LevelFeatures level_features(const LevelHistory& hist, const std::vector<long long>& steps,
+                             const std::vector<double>& lr, int h) {
+  const double lh = std::log(double(h));
+  const double trend50 = hist.slope50 * h, trend200 = hist.slope200 * h;
+  const double since = double(hist.t - hist.first_step) + 1.0;
+  const double trend_log = hist.log_step_slope * std::log((since + h) / since);
+  const double d50 = hist.mean50 - hist.last, d200 = hist.mean200 - hist.last;
+  const LrAhead a = lr_ahead(hist, steps, lr, h);
+  LevelFeatures f;
+  f.last = hist.last;
+  f.x = {1.0,
+         d50,
+         d200,
+         d50 * lh / 5,
+         trend50,
+         trend200,
+         trend_log,
+         hist.noise,
+         hist.noise * lh,
+         hist.above_best,
+         a.anneal,
+         a.anneal * hist.noise * 10,
+         a.change * hist.noise,
+         a.ahead,
+         a.ahead * trend_log,
+         a.now,
+         a.at_target,
+         a.anneal * lh,
+         a.known ? 1.0 : 0.0,
+         lh / 5,
+         std::log(since) / 8,
+         std::min(trend50, 0.0),
+         std::min(trend_log, 0.0)};
+  return f;
+}
+
+}  // namespace hpt::forecast

@@ -1,0 +1,40 @@
+#pragma once
+// The inputs of the learned level forecaster (docs/method.md#learned-level-forecast): what a run's
+// history and its planned learning rates say about the change of its level (the log of the mean
+// loss over a target window) from now to h steps ahead. Every feature is scale-free (differences
+// of log losses, ratios of learning rates, logs of steps), so that one model serves runs of any
+// problem. The list is fixed: a model file names it, and a model made for another list is refused.
+#include <array>
+#include <vector>
+
+namespace hpt::forecast {
+
+constexpr int kLevelFeatures = 23;
+extern const char* const kLevelFeatureNames[kLevelFeatures];
+
+// The parts of the features that do not depend on the horizon, from the first n entries.
+struct LevelHistory {
+  int n = 0;
+  long long t = 0, first_step = 0;   // the origin step and the run's first step
+  double last = 0;                   // `last`: log mean of the newest 10 losses
+  double mean50 = 0, mean200 = 0;    // log mean of the newest 50 / 200 losses
+  double slope50 = 0, slope200 = 0;  // per step: newest 50 (200) against the 50 (200) before
+  double log_step_slope = 0;         // d log loss / d log step over the newest half
+  double noise = 0;                  // std of the step-to-step change of log loss / sqrt 2
+  double above_best = 0;             // last minus the lowest block mean of 10 so far
+};
+LevelHistory level_history(const std::vector<long long>& steps, const std::vector<double>& loss,
+                           int n);
+
+struct LevelFeatures {
+  std::array<double, kLevelFeatures> x{};
+  double last = 0;  // the level the change is added to
+};
+
+// The features for horizon h. `lr` is the run's whole learning-rate series (future entries
+// included: a trainer knows its schedule) or empty; the learning-rate features are zero and
+// `has_lr` is 0 when it is empty or does not reach step t + h.
+LevelFeatures level_features(const LevelHistory& hist, const std::vector<long long>& steps,
+                             const std::vector<double>& lr, int h);
+
+}  // namespace hpt::forecast

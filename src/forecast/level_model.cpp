@@ -1,0 +1,147 @@
+#include "forecast/level_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "forecast/baselines.hpp"
+
+namespace hpt::forecast {
+
+namespace {
+
+double dot(const std::vector<double>& w, const LevelFeatures& f) {
+  double s = 0;
+  for (int j = 0; j < kLevelFeatures; ++j) s += w[std::size_t(j)] * f.x[std::size_t(j)];
+  return s;
+}
+
+// Solves the symmetric positive definite system A x = b (A is F x F, row-major) by Cholesky.
+std::vector<double> solve_spd(std::vector<double> A, std::vector<double> b) {
+  const int F = int(b.size());
+  for (int j = 0; j < F; ++j) {
+    double d = A[std::size_t(j * F + j)];
+    for (int k = 0; k < j; ++k) d -= A[std::size_t(j * F + k)] * A[std::size_t(j * F + k)];
+    HPT_REQUIRE(d > 0, "fit_quantile: the normal equations are not positive definite");
+    const double l = std::sqrt(d);
+    A[std::size_t(j * F + j)] = l;
+    for (int i = j + 1; i < F; ++i) {
+      double s = A[std::size_t(i * F + j)];
+      for (int k = 0; k < j; ++k) s -= A[std::size_t(i * F + k)] * A[std::size_t(j * F + k)];
+      A[std::size_t(i * F + j)] = s / l;
+    }
+  }
+  for (int i = 0; i < F; ++i) {  // L y = b
+    for (int k = 0; k < i; ++k) b[std::size_t(i)] -= A[std::size_t(i * F + k)] * b[std::size_t(k)];
+    b[std::size_t(i)] /= A[std::size_t(i * F + i)];
+  }
+  for (int i = F - 1; i >= 0; --i) {  // L^T x = y
+    for (int k = i + 1; k < F; ++k)
+      b[std::size_t(i)] -= A[std::size_t(k * F + i)] * b[std::size_t(k)];
+    b[std::size_t(i)] /= A[std::size_t(i * F + i)];
+  }
+  return b;
+}
+
+// Population std of every feature over the samples (1 for a constant one).
+std::vector<double> feature_scales(const std::vector<LevelSample>& samples) {
+  const int F = kLevelFeatures;
+  std::vector<double> mean(std::size_t(F), 0), var(std::size_t(F), 0);
+  for (const LevelSample& s : samples)
+    for (int j = 0; j < F; ++j) mean[std::size_t(j)] += s.f.x[std::size_t(j)];
+  for (double& m : mean) m /= double(samples.size());
+  for (const LevelSample& s : samples)
+    for (int j = 0; j < F; ++j)
+      var[std::size_t(j)] += std::pow(s.f.x[std::size_t(j)] - mean[std::size_t(j)], 2);
+  std::vector<double> scale(static_cast<std::size_t>(F));
+  for (int j = 0; j < F; ++j) {
+    const double sd = std::sqrt(var[std::size_t(j)] / double(samples.size()));
+    scale[std::size_t(j)] = sd > 0 ? sd : 1.0;
+  }
+  return scale;
+}
+
+// Weighted ridge least squares on the standardised features; returns the standardised weights.
+std::vector<double> weighted_ridge(const std::vector<LevelSample>& samples,
+                                   const std::vector<double>& scale,
+                                   const std::vector<double>& weight, double ridge) {
+  const int F = kLevelFeatures;
+  std::vector<double> A(std::size_t(F * F), 0), b(std::size_t(F), 0), z(static_cast<std::size_t>(F));
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    for (int j = 0; j < F; ++j)
+      z[std::size_t(j)] = samples[i].f.x[std::size_t(j)] / scale[std::size_t(j)];
+    for (int j = 0; j < F; ++j) {
+      const double wz = weight[i] * z[std::size_t(j)];
+      b[std::size_t(j)] += wz * samples[i].change;
+      for (int k = 0; k <= j; ++k) A[std::size_t(j * F + k)] += wz * z[std::size_t(k)];
+    }
+  }
+  for (int j = 0; j < F; ++j) {
+    A[std::size_t(j * F + j)] += ridge;
+    for (int k = j + 1; k < F; ++k) A[std::size_t(j * F + k)] = A[std::size_t(k * F + j)];
+  }
+  return solve_spd(A, b);
+}
+
+}  // namespace
+
+LevelForecast level_forecast(const LevelModel& model, const LevelFeatures& f) {
+  LevelForecast out;
+  out.mid = f.last + dot(model.median, f);
+  out.lo = std::min(out.mid, f.last + dot(model.q05, f));
+  out.hi = std::max(out.mid, f.last + dot(model.q95, f));
+  return out;
+}
+
+std::vector<LevelSample> level_samples(const std::vector<Curve>& runs, const LevelSampling& s) {
+  static const std::vector<double> no_lr;
+  std::vector<LevelSample> out;
+  for (const Curve& c : runs) {
+    int origin = 0;
+    for (int n = s.first_origin; n <= int(c.steps.size()); n += s.every, ++origin) {
+      const LevelHistory hist = level_history(c.steps, c.loss, n);
+      const bool drop = s.drop_lr_every > 0 && origin % s.drop_lr_every == s.drop_lr_every - 1;
+      for (int h : s.horizons) {
+        const double target = target_log_loss(c.steps, c.loss, hist.t, h);
+        if (std::isnan(target)) continue;
+        LevelSample sample;
+        sample.f = level_features(hist, c.steps, drop ? no_lr : c.lr, h);
+        sample.change = target - sample.f.last;
+        sample.horizon = h;
+        out.push_back(sample);
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<double> fit_quantile(const std::vector<LevelSample>& samples, double quantile,
+                                 double ridge, int iterations) {
+  HPT_REQUIRE(!samples.empty(), "fit_quantile: no samples");
+  const std::vector<double> scale = feature_scales(samples);
+  std::vector<double> weight(samples.size(), 1.0), w;
+  constexpr double kFloor = 1e-4;  // of |residual| in the weights (the pinball loss's kink)
+  for (int it = 0; it < iterations; ++it) {
+    w = weighted_ridge(samples, scale, weight, ridge);
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      double pred = 0;
+      for (int j = 0; j < kLevelFeatures; ++j)
+        pred += w[std::size_t(j)] * samples[i].f.x[std::size_t(j)] / scale[std::size_t(j)];
+      const double r = samples[i].change - pred;
+      weight[i] = (r >= 0 ? quantile : 1 - quantile) / std::max(std::fabs(r), kFloor);
+    }
+  }
+  for (int j = 0; j < kLevelFeatures; ++j) w[std::size_t(j)] /= scale[std::size_t(j)];
+  return w;
+}
+
+LevelModel fit_level_model(const std::vector<LevelSample>& samples, double ridge, int iterations) {
+  LevelModel m;
+  m.median = fit_quantile(samples, 0.5, ridge, iterations);
+  m.q05 = fit_quantile(samples, 0.05, ridge, iterations);
+  m.q95 = fit_quantile(samples, 0.95, ridge, iterations);
+  m.samples = (long long)samples.size();
+  return m;
+}
+
+}  // namespace hpt::forecast

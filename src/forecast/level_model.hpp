@@ -1,0 +1,55 @@
+#pragma once
+// The learned level forecaster (docs/method.md#learned-level-forecast): three linear quantile
+// regressions of the change of a run's level over h steps (the target's log loss minus `last`)
+// on the features of forecast/level_features, pretrained on a corpus of curves (run.mode =
+// pretrain) and shipped as a model file. The median is the point forecast; the 5 % and 95 %
+// quantiles give a 90 % interval from a run's first forecast on.
+#include <string>
+#include <vector>
+
+#include "forecast/curve.hpp"
+#include "forecast/level_features.hpp"
+
+namespace hpt::forecast {
+
+struct LevelModel {
+  static constexpr int kVersion = 1;
+  // Weights of the features (kLevelFeatures each) for the 50 %, 5 % and 95 % quantiles.
+  std::vector<double> median, q05, q95;
+  // Where it came from (stored in the model file, printed when it is loaded).
+  std::string corpus;
+  long long runs = 0, samples = 0;
+  std::vector<int> horizons;
+  bool empty() const { return median.empty(); }
+};
+
+// The forecast of log loss at t + h and its 90 % interval, from the features of that horizon.
+struct LevelForecast {
+  double mid = 0, lo = 0, hi = 0;
+};
+LevelForecast level_forecast(const LevelModel& model, const LevelFeatures& f);
+
+// One training example: the features at an origin and the change that followed.
+struct LevelSample {
+  LevelFeatures f;
+  double change = 0;
+  int horizon = 0;
+};
+
+struct LevelSampling {
+  std::vector<int> horizons{10, 25, 50, 100, 200, 400};
+  int every = 10;         // an origin every `every` entries of each run
+  int first_origin = 20;  // entries of history at the first origin
+  // Every `drop_lr_every`-th origin of a run is taken without its learning rates (0: never), so
+  // that the model also serves runs whose files have no lr column.
+  int drop_lr_every = 4;
+};
+std::vector<LevelSample> level_samples(const std::vector<Curve>& runs, const LevelSampling& s);
+
+// Quantile regression of the changes on the features (iteratively reweighted least squares of the
+// pinball loss on standardised features, with a ridge penalty `ridge`).
+std::vector<double> fit_quantile(const std::vector<LevelSample>& samples, double quantile,
+                                 double ridge, int iterations);
+LevelModel fit_level_model(const std::vector<LevelSample>& samples, double ridge, int iterations);
+
+}  // namespace hpt::forecast

@@ -1,0 +1,64 @@
+#include "forecast/pretrain_options.hpp"
+
+#include <cstdlib>
+
+#include "core/config_lists.hpp"
+#include "core/error.hpp"
+#include "forecast/baselines.hpp"
+
+#ifndef HPT_MODELS_DIR
+#define HPT_MODELS_DIR "inputs/models"
+#endif
+
+namespace hpt::forecast {
+
+namespace {
+
+const char* const kPretrainHorizonsExample = "10,25,50,100,200,400";
+
+}  // namespace
+
+void declare_pretrain_options(OptionSchema& s) {
+  s.add_string("pretrain.input", "",
+               "curve file of the corpus the level forecaster is fitted to (the formats of "
+               "forecast.input); its runs should be others than those it will be judged on");
+  s.add_string("pretrain.split", "",
+               "only the runs whose HDF5 attribute `split` has this value (empty: every run)");
+  s.add_bool("pretrain.skip_bad_runs", false,
+             "skip a malformed run with a warning instead of refusing the file");
+  s.add_string("pretrain.horizons", kPretrainHorizonsExample,
+               "horizons in steps the model is fitted at (>= 5, increasing)");
+  s.add_int("pretrain.every", 10, "an origin every this many entries of each run", 1, 1000000);
+  s.add_real("pretrain.ridge", 10.0, "ridge penalty of the quantile regressions", 0.0, 1e12);
+  s.add_int("pretrain.iterations", 40,
+            "reweighted least-squares iterations of each quantile regression", 1, 10000);
+  s.add_string("forecast.pretrained", "default",
+               "learned level forecaster: default (the model shipped with hpt), none, or a model "
+               "file written by run.mode = pretrain");
+}
+
+LevelSampling read_level_sampling(const Config& c) {
+  LevelSampling s;
+  const std::string& text = c.get_string("pretrain.horizons");
+  s.horizons.clear();
+  for (long v : parse_positive_list(text, "pretrain.horizons", kPretrainHorizonsExample)) {
+    if (v < kTargetBefore + 1 || v > 100000 || (!s.horizons.empty() && v <= s.horizons.back()))
+      throw InputError("pretrain.horizons = '" + text + "': horizon " + std::to_string(v) +
+                       " is out of order or range; expected increasing steps in [5, 100000], "
+                       "e.g. '" +
+                       kPretrainHorizonsExample + "'");
+    s.horizons.push_back(int(v));
+  }
+  s.every = int(c.get_int("pretrain.every"));
+  return s;
+}
+
+std::string pretrained_model_path(const Config& c) {
+  const std::string& value = c.get_string("forecast.pretrained");
+  if (value == "none") return "";
+  if (value != "default") return value;
+  const char* dir = std::getenv("HPT_MODELS_DIR");
+  return std::string(dir && *dir ? dir : HPT_MODELS_DIR) + "/level-model.h5";
+}
+
+}  // namespace hpt::forecast

@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""Reference values of the learned level forecaster's features (src/forecast/level_features.cpp),
+computed here by an independent NumPy implementation of their definitions (docs/method.md),
+for tests/unit/test_level_features.cpp.
+
+  tests/data/level-features/make_reference.py     (writes curves.csv and features.csv beside it)
+
+curves.csv: three seeded synthetic curves in hpt's CSV layout (run,step,loss,lr): a noisy power law
+under a cosine schedule logged every step; a curve logged every 5 steps under a warmup-stable-decay
+schedule; a plateau with a spike under a step schedule. features.csv: per (run, n, h, with_lr) the
+level `last` and the 23 features, with the history the first n entries and with_lr = 0 meaning the
+learning rates are withheld.
+"""
+import os
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def lmean(x):
+    return float(np.log(max(np.mean(np.maximum(x, 1e-12)), 1e-12)))
+
+
+def features(steps, loss, lr, n, h):
+    t, s0 = steps[n - 1], steps[0]
+    last = lmean(loss[max(0, n - 10):n])
+
+    def window(a, b):
+        return max(0, n - b), max(0, n - a)
+
+    def W(a, b):
+        lo, hi = window(a, b)
+        return lmean(loss[lo:hi])
+
+    def C(a, b):
+        lo, hi = window(a, b)
+        return float(np.mean(steps[lo:hi]))
+
+    m50, m200 = W(0, 50), W(0, 200)
+    tr50 = (m50 - W(50, 100)) / (C(0, 50) - C(50, 100)) * h if n >= 100 else 0.0
+    tr200 = (m200 - W(200, 400)) / (C(0, 200) - C(200, 400)) * h if n >= 400 else 0.0
+    if n >= 40:
+        k = n // 2
+        x = np.log(steps[n - k:n] - s0 + 1.0)
+        y = np.log(np.maximum(loss[n - k:n], 1e-12))
+        xm = x.mean()
+        b = float(np.sum((x - xm) * (y - y.mean())) / np.sum((x - xm) ** 2))
+        trlog = b * np.log((t - s0 + 1.0 + h) / (t - s0 + 1.0))
+    else:
+        trlog = 0.0
+    sd = 0.0
+    if n > 5:
+        y = np.log(np.maximum(loss[max(0, n - 51):n], 1e-12))
+        sd = float(np.std(np.diff(y)) / np.sqrt(2))
+    best = min(lmean(loss[j:min(j + 10, n)]) for j in range(0, max(1, n - 9), 10))
+    lh = np.log(h)
+    known, now, end, anneal, ahead, change = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    if lr is not None and steps[-1] >= t + h:
+        fut = lr[(steps > t) & (steps <= t + h)]
+        if len(fut):
+            peak = max(float(np.max(lr[:n])), 1e-30)
+            lnow = float(lr[n - 1])
+            known = 1.0
+            now, end = lnow / peak, float(fut[-1]) / peak
+            anneal = float(np.mean(np.maximum(lnow - fut, 0))) / peak
+            ahead = float(np.sum(fut)) / max(float(np.sum(lr[:n])), 1e-30)
+            change = max(np.log(max(float(fut[-1]), 1e-30) / lnow), -7.0) if lnow > 0 else 0.0
+    d50, d200 = m50 - last, m200 - last
+    f = [1.0, d50, d200, d50 * lh / 5, tr50, tr200, trlog, sd, sd * lh, last - best, anneal,
+         anneal * sd * 10, change * sd, ahead, ahead * trlog, now, end, anneal * lh, known, lh / 5,
+         np.log(t - s0 + 1.0) / 8, min(tr50, 0.0), min(trlog, 0.0)]
+    return last, f
+
+
+def curves():
+    rng = np.random.default_rng(7)
+    out = {}
+    s = np.arange(1, 601)
+    lr = 0.1 * np.where(s <= 20, s / 20, 0.5 * (1 + np.cos(np.pi * (s - 20) / 580)))
+    out["cosine"] = (s, (0.3 + 2.0 * s ** -0.5) * np.exp(0.1 * rng.standard_normal(len(s))), lr)
+    s = np.arange(3, 2003, 5)
+    lr = 0.01 * np.where(s < 1600, 1.0, np.maximum(0.0, (2003 - s) / 403))
+    out["sparse wsd"] = (s, (0.1 + 1.5 * (s + 1.0) ** -0.7) * np.exp(0.05 * rng.standard_normal(len(s))), lr)
+    s = np.arange(0, 500)
+    loss = 1.2 + 0.02 * rng.standard_normal(len(s))
+    loss[200:215] *= 3.0
+    lr = 0.5 * np.where(s < 250, 1.0, np.where(s < 375, 0.1, 0.01))
+    out["plateau, spike"] = (s, np.abs(loss), lr)
+    return out
+
+
+def main():
+    cs = curves()
+    with open(os.path.join(HERE, "curves.csv"), "w") as f:
+        f.write("run,step,loss,lr\n")
+        for name, (s, loss, lr) in cs.items():
+            for i in range(len(s)):
+                f.write(f"\"{name}\",{s[i]},{loss[i]!r},{lr[i]!r}\n")
+    with open(os.path.join(HERE, "features.csv"), "w") as f:
+        f.write("run,n,h,with_lr,last," + ",".join(f"f{j}" for j in range(23)) + "\n")
+        for name, (s, loss, lr) in cs.items():
+            # Values as the CSV holds them (repr round-trips exactly).
+            for n in (1, 6, 9, 10, 39, 40, 99, 100, 150, 399, 400, len(s)):
+                if n > len(s):
+                    continue
+                for h in (5, 10, 50, 200):
+                    for with_lr in (1, 0):
+                        last, feats = features(s, loss, lr if with_lr else None, n, h)
+                        f.write(f"\"{name}\",{n},{h},{with_lr},{last!r}," +
+                                ",".join(repr(float(v)) for v in feats) + "\n")
+
+
+if __name__ == "__main__":
+    main()

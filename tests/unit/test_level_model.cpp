@@ -1,0 +1,107 @@
+// The learned level forecaster's model: the quantile regressions recover known quantiles, the
+// corpus sampling takes the origins and targets its options say (checked against a host loop),
+// and a forecast's interval holds its median.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "forecast/level_model.hpp"
+
+namespace {
+
+using hpt::forecast::kLevelFeatures;
+using hpt::forecast::LevelSample;
+
+// change = 0.3 + 0.5 x1 - 0.2 x2 + e, e uniform on [-1, 1]: quantile q of the change given x is
+// 0.3 + (2q - 1) + 0.5 x1 - 0.2 x2; the other features are noise the fit must weigh near 0.
+std::vector<LevelSample> linear_samples(int count) {
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> noise(-1.0, 1.0);
+  std::vector<LevelSample> out(static_cast<std::size_t>(count));
+  for (LevelSample& s : out) {
+    s.f.x[0] = 1.0;
+    for (int j = 1; j < kLevelFeatures; ++j) s.f.x[std::size_t(j)] = normal(rng);
+    s.change = 0.3 + 0.5 * s.f.x[1] - 0.2 * s.f.x[2] + noise(rng);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(LevelModel, QuantileRegressionRecoversKnownQuantiles) {
+  const std::vector<LevelSample> samples = linear_samples(40000);
+  for (const double q : {0.05, 0.5, 0.95}) {
+    const std::vector<double> w = hpt::forecast::fit_quantile(samples, q, 1e-6, 60);
+    ASSERT_EQ(w.size(), std::size_t(kLevelFeatures));
+    EXPECT_NEAR(w[0], 0.3 + (2 * q - 1), 0.03) << "quantile " << q;
+    EXPECT_NEAR(w[1], 0.5, 0.03) << "quantile " << q;
+    EXPECT_NEAR(w[2], -0.2, 0.03) << "quantile " << q;
+    for (int j = 3; j < kLevelFeatures; ++j) EXPECT_NEAR(w[std::size_t(j)], 0.0, 0.03) << j;
+    // The fraction of changes below the fitted quantile is q.
+    int below = 0;
+    for (const LevelSample& s : samples) {
+      double p = 0;
+      for (int j = 0; j < kLevelFeatures; ++j) p += w[std::size_t(j)] * s.f.x[std::size_t(j)];
+      below += s.change < p;
+    }
+    EXPECT_NEAR(double(below) / double(samples.size()), q, 0.01) << "quantile " << q;
+  }
+}
+
+TEST(LevelModel, SamplesAreTheOriginsAndTargetsOfTheSampling) {
+  hpt::forecast::Curve c;
+  c.id = "r";
+  for (int s = 1; s <= 300; ++s) {
+    c.steps.push_back(s);
+    c.loss.push_back(2.0 / std::sqrt(double(s)) * (1 + 0.1 * std::sin(s)));
+    c.lr.push_back(s < 200 ? 0.1 : 0.01);
+  }
+  hpt::forecast::LevelSampling sampling;
+  sampling.horizons = {10, 50};
+  sampling.every = 10;
+  sampling.first_origin = 20;
+  sampling.drop_lr_every = 4;
+  const std::vector<LevelSample> samples = hpt::forecast::level_samples({c}, sampling);
+  // Host loop: origin n (t = n), horizon h has a target when steps t+h-4 .. t+h+5 exist.
+  std::size_t at = 0;
+  int origin = 0;
+  for (int n = 20; n <= 300; n += 10, ++origin)
+    for (int h : sampling.horizons) {
+      if (n + h + 5 > 300) continue;
+      ASSERT_LT(at, samples.size());
+      const LevelSample& s = samples[at++];
+      double window = 0, last = 0;
+      for (int i = n + h - 4; i <= n + h + 5; ++i) window += c.loss[std::size_t(i - 1)];
+      for (int i = n - 9; i <= n; ++i) last += c.loss[std::size_t(i - 1)];
+      EXPECT_EQ(s.horizon, h);
+      EXPECT_NEAR(s.f.last, std::log(last / 10), 1e-12);
+      EXPECT_NEAR(s.change, std::log(window / 10) - std::log(last / 10), 1e-12);
+      EXPECT_EQ(s.f.x[18], origin % 4 == 3 ? 0.0 : 1.0) << "origin " << n;  // has_lr
+    }
+  EXPECT_EQ(at, samples.size());
+}
+
+TEST(LevelModel, ForecastIntervalHoldsItsMedian) {
+  hpt::forecast::LevelModel m;
+  m.median.assign(kLevelFeatures, 0.0);
+  m.q05.assign(kLevelFeatures, 0.0);
+  m.q95.assign(kLevelFeatures, 0.0);
+  m.median[0] = 0.1, m.median[1] = -0.2;
+  m.q05[0] = -0.2;
+  m.q95[0] = 0.3;
+  hpt::forecast::LevelFeatures f;
+  f.last = 2.0;
+  f.x[0] = 1.0, f.x[1] = 0.5;
+  const auto out = hpt::forecast::level_forecast(m, f);
+  EXPECT_DOUBLE_EQ(out.mid, 2.0 + 0.1 - 0.1);
+  EXPECT_DOUBLE_EQ(out.lo, 1.8);
+  EXPECT_DOUBLE_EQ(out.hi, 2.3);
+  f.x[1] = -3.0;  // median 2.7 lies above both quantile forecasts: the interval is widened to it
+  const auto wide = hpt::forecast::level_forecast(m, f);
+  EXPECT_DOUBLE_EQ(wide.mid, 2.7);
+  EXPECT_DOUBLE_EQ(wide.lo, 1.8);
+  EXPECT_DOUBLE_EQ(wide.hi, 2.7);
+}
