@@ -25,6 +25,7 @@ schedule, lr_peak, batch_size, seed, diverged, group, split (and a few more), an
 generator and torch_version.
 
     python3 run/corpus/torch_curves.py --out DIR [--workers N] [--budget-s S] [--resume H5] [--smoke]
+        [--seeds 0,1] [--no-batch-runs] [--split-all NAME]
 
 Runs are spread over a pool of worker processes (one torch thread each); the MLPs and the CNN train
 on the CPU, the two language models on the GPU when there is one. A failed run is recorded in
@@ -83,11 +84,12 @@ def run_id(problem, opt, sched, k, seed, suffix=""):
     return f"{problem}_{opt}_{sched}_lr{k}_s{seed}{suffix}"
 
 
-def plan(smoke=False):
+def plan(smoke=False, seeds=SEEDS, batch_runs=True):
     """The ordered list of run specs: seed 0 of every family, then seed 1, then the batch-size runs,
-    each tier interleaved over the problems."""
+    each tier interleaved over the problems (other seeds with --seeds; no batch-size runs with
+    --no-batch-runs)."""
     tiers = []
-    for seed in SEEDS:
+    for seed in seeds:
         tier = {p: [] for p in ORDER}
         for p in ORDER:
             for opt in OPTIMIZERS:
@@ -96,12 +98,13 @@ def plan(smoke=False):
                         tier[p].append(dict(problem=p, optimizer=opt, schedule=sched, lr_index=k,
                                             seed=seed, bs_change=False))
         tiers.append(tier)
-    tier = {p: [] for p in ORDER}
-    for p in ORDER:
-        for opt in OPTIMIZERS:
-            tier[p].append(dict(problem=p, optimizer=opt, schedule="constant", lr_index=0, seed=0,
-                                bs_change=True))
-    tiers.append(tier)
+    if batch_runs:
+        tier = {p: [] for p in ORDER}
+        for p in ORDER:
+            for opt in OPTIMIZERS:
+                tier[p].append(dict(problem=p, optimizer=opt, schedule="constant", lr_index=0,
+                                    seed=0, bs_change=True))
+        tiers.append(tier)
     specs = []
     for tier in tiers:
         lists = [tier[p] for p in ORDER]
@@ -603,7 +606,7 @@ def load_runs(path):
     return runs, prev_wall
 
 
-def verify(path):
+def verify(path, split_all=""):
     """Re-reads the file and checks hpt's layout; returns a list of problems (empty = fine)."""
     import h5py
     bad = []
@@ -620,7 +623,7 @@ def verify(path):
             vs, vl = g["val_step"][()], g["val_loss"][()]
             if len(vs) != len(vl) or not np.all(np.isfinite(vl)) or (len(vs) and vs[-1] > s[-1]):
                 bad.append(f"{rid}: bad val")
-            if g.attrs["split"] not in ("heldout", "tune"):
+            if g.attrs["split"] not in ("heldout", "tune") and not split_all:
                 bad.append(f"{rid}: bad split")
     return bad
 
@@ -636,16 +639,22 @@ def main():
     ap.add_argument("--smoke", action="store_true", help="a ~20 s check of the same code")
     ap.add_argument("--only", default="", help="comma-separated problems (testing)")
     ap.add_argument("--steps", type=int, default=0, help="override steps (testing)")
+    ap.add_argument("--seeds", default="0,1",
+                    help="comma-separated seeds (a fresh corpus: seeds the shipped one lacks)")
+    ap.add_argument("--no-batch-runs", action="store_true", help="leave out the batch-size runs")
+    ap.add_argument("--split-all", default="",
+                    help="give every run this split (e.g. heldout) instead of drawing the split")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     os.environ["OMP_NUM_THREADS"] = "1"
-    specs = plan(args.smoke)
+    specs = plan(args.smoke, tuple(int(x) for x in args.seeds.split(",")), not args.no_batch_runs)
     if args.only:
         keep = set(args.only.split(","))
         specs = [s for s in specs if s["problem"] in keep]
     if args.steps:
         for s in specs:
             s["steps"] = args.steps
+    n_planned = len(specs)
     results, prev_wall = [], 0.0
     if args.resume:
         results, prev_wall = load_runs(args.resume)
@@ -699,7 +708,11 @@ def main():
         json.dump(dict(failures=failures, dropped=dropped), open(os.path.join(args.out,
                   "summary.json"), "w"), indent=1)
         return 1
-    assign_split(results)
+    if args.split_all:
+        for r in results:
+            r["split"] = args.split_all
+    else:
+        assign_split(results)
     import torch
     dev_name = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu only"
     meta = dict(generator=GENERATOR, torch_version=torch.__version__,
@@ -712,7 +725,7 @@ def main():
                 smoke=np.int64(1 if args.smoke else 0), runs_resumed=np.int64(n_resumed))
     path = os.path.join(args.out, "torch-curves.h5")
     write_h5(path, results, meta)
-    problems = verify(path)
+    problems = verify(path, args.split_all)
     fam = {}
     for r in results:
         key = f"{r['problem']}/{r['optimizer']}/{r['schedule']}"
@@ -730,7 +743,7 @@ def main():
         d["mean_run_s"] += r["wall_s"]
     for d in per_problem.values():
         d["mean_run_s"] = round(d["mean_run_s"] / d["runs"], 2)
-    summary = dict(runs=len(results), planned=len(plan(args.smoke)), resumed=n_resumed, diverged=sum(r["diverged"] for r in results),
+    summary = dict(runs=len(results), planned=n_planned, resumed=n_resumed, diverged=sum(r["diverged"] for r in results),
                    heldout=sum(r["split"] == "heldout" for r in results),
                    tune=sum(r["split"] == "tune" for r in results),
                    wall_s=round(wall, 1), device=dev_name, torch=torch.__version__,
@@ -749,8 +762,8 @@ def main():
                                               "verify_problems", "per_problem", "dropped")},
                      indent=1), flush=True)
     print(f"[corpus] {len(failures)} failed, {len(dropped)} dropped", flush=True)
-    if len(results) < len(plan()) and not args.smoke:
-        print(f"[corpus] INCOMPLETE: {len(results)} of {len(plan())} runs", flush=True)
+    if len(results) < n_planned and not args.smoke:
+        print(f"[corpus] INCOMPLETE: {len(results)} of {n_planned} runs", flush=True)
     if problems:
         return 2
     return 3 if (args.smoke and (failures or dropped)) else 0
