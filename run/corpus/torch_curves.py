@@ -732,14 +732,14 @@ def main():
         d = fam.setdefault(key, dict(runs=0, diverged=0, heldout=0, tune=0))
         d["runs"] += 1
         d["diverged"] += r["diverged"]
-        d[r["split"]] += 1
+        d[r["split"]] = d.get(r["split"], 0) + 1
     per_problem = {}
     for r in results:
         d = per_problem.setdefault(r["problem"], dict(runs=0, diverged=0, heldout=0, tune=0,
                                                       steps=r["steps"], mean_run_s=0.0))
         d["runs"] += 1
         d["diverged"] += r["diverged"]
-        d[r["split"]] += 1
+        d[r["split"]] = d.get(r["split"], 0) + 1
         d["mean_run_s"] += r["wall_s"]
     for d in per_problem.values():
         d["mean_run_s"] = round(d["mean_run_s"] / d["runs"], 2)
