@@ -285,7 +285,7 @@ void CurveStudy::forecast_at_origin(long long g) {
         due_.emplace(g + settings_.horizons[std::size_t(k)] + kTargetAfter, rows_.size());
       rows_.push_back(row);
     }
-    origins_.push_back(origin_row(f, r, g));
+    origins_.push_back(origin_row(f, r, g, rows_.back()));
   }
 }
 
@@ -333,10 +333,13 @@ ForecastRow CurveStudy::forecast_row(const CurveForecast& f, const ScheduleLaw& 
   return row;
 }
 
-// Probability of beating the best other run of its group: the fraction of the calibrated sample
-// paths of the largest horizon below the lowest current log loss (mean of the newest 10) of the
-// other runs of the same group (runs of different problems are never compared).
-OriginRow CurveStudy::origin_row(const CurveForecast& f, int r, long long g) const {
+// Probability of beating the best other run of its group: that the forecast at the largest horizon
+// (`longest`, the run's row there) lies below the lowest current log loss (mean of the newest 10)
+// of the other runs of the same group (runs of different problems are never compared). With
+// forecast.stop_by = learned, under the learned forecaster's two-piece normal; else the fraction of
+// the ensemble's calibrated sample paths below it.
+OriginRow CurveStudy::origin_row(const CurveForecast& f, int r, long long g,
+                                 const ForecastRow& longest) const {
   const int R = runs_count(), K = horizon_count();
   OriginRow o;
   o.run = r;
@@ -345,16 +348,23 @@ OriginRow CurveStudy::origin_row(const CurveForecast& f, int r, long long g) con
     if (q != r && next_[std::size_t(q)] > 0 && group_[std::size_t(q)] == group_[std::size_t(r)])
       o.best_other = std::isnan(o.best_other) ? current_log_loss(q)
                                               : std::min(o.best_other, current_log_loss(q));
-  if (!std::isnan(o.best_other)) {
-    const std::size_t at = std::size_t(r * K + K - 1);
-    const double w = calibration_.width_factor(K - 1), mid = f.q50[at];
-    int below = 0;
-    for (int p = 0; p < f.paths; ++p) {
-      const double l = f.paths_last[std::size_t(r) * std::size_t(f.paths) + std::size_t(p)];
-      below += (mid + w * (l - mid)) < o.best_other;
-    }
-    o.beat_probability = double(below) / double(f.paths);
+  if (std::isnan(o.best_other)) return o;
+  if (settings_.stop_by_learned && !settings_.level_model.empty()) {
+    LevelForecast learned;
+    learned.mid = longest.base[kLearnedSlot];
+    learned.lo = longest.base_lo[kLearnedSlot];
+    learned.hi = longest.base_hi[kLearnedSlot];
+    o.beat_probability = learned.probability_below(o.best_other);
+    return o;
   }
+  const std::size_t at = std::size_t(r * K + K - 1);
+  const double w = calibration_.width_factor(K - 1), mid = f.q50[at];
+  int below = 0;
+  for (int p = 0; p < f.paths; ++p) {
+    const double l = f.paths_last[std::size_t(r) * std::size_t(f.paths) + std::size_t(p)];
+    below += (mid + w * (l - mid)) < o.best_other;
+  }
+  o.beat_probability = double(below) / double(f.paths);
   return o;
 }
 

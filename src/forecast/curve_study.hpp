@@ -48,6 +48,7 @@ struct CurveStudySettings {
   int calibration_window = 200;                              // forecast.calibration_window
   double stop_at = 0.25;                                     // forecast.stop_at
   double stop_confidence = 0.9;                              // forecast.stop_confidence
+  bool stop_by_learned = true;  // forecast.stop_by = learned (else hpt's ensemble paths)
   std::uint64_t seed = 1;                                    // run.seed
   std::size_t print_every = 100;                             // run.print_every
   RssmTrainOptions training;                                 // [dynamics] online training
@@ -154,7 +155,8 @@ class CurveStudy {
   int mark_origin_runs();
   ForecastRow forecast_row(const CurveForecast& f, const ScheduleLaw& law,
                            const LevelHistory& level, int r, int k, long long g) const;
-  OriginRow origin_row(const CurveForecast& f, int r, long long g) const;
+  OriginRow origin_row(const CurveForecast& f, int r, long long g,
+                       const ForecastRow& longest) const;
   double current_log_loss(int r) const;
 
   const std::vector<Curve>& runs_;

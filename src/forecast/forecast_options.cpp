@@ -42,6 +42,11 @@ void declare_forecast_options(OptionSchema& s) {
   s.add_real("forecast.stop_confidence", 0.9,
              "a run is stopped when it beats the best other run with probability below 1 - this",
              0.5, 1.0);
+  s.add_choice(
+      "forecast.stop_by", "learned", {"learned", "hpt"},
+      "forecast behind the stop list: learned (the pretrained level forecaster's interval at "
+      "the largest horizon; hpt's ensemble when forecast.pretrained = none) or hpt (the "
+      "ensemble's calibrated sample paths)");
   s.add_choice("forecast.calibration", "quantile", {"quantile", "scale"},
                "interval calibration per horizon: quantile (adaptive conformal quantile of the "
                "realised targets' scores) or scale (a multiplicative width factor nudged by each "
@@ -92,6 +97,7 @@ CurveStudySettings read_curve_study_settings(const Config& c) {
     throw InputError("forecast.stop_at = " + format_real(s.stop_at) +
                      ": expected a fraction of each run strictly between 0 and 1, e.g. 0.25");
   s.stop_confidence = c.get_real("forecast.stop_confidence");
+  s.stop_by_learned = c.get_string("forecast.stop_by") == "learned";
   s.seed = std::uint64_t(c.get_int("run.seed"));
   s.print_every = std::size_t(c.get_int("run.print_every"));
   s.training = rssm_train_options_from_config(c);

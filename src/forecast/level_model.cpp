@@ -66,7 +66,8 @@ std::vector<double> weighted_ridge(const std::vector<LevelSample>& samples,
                                    const std::vector<double>& scale,
                                    const std::vector<double>& weight, double ridge) {
   const int F = kLevelFeatures;
-  std::vector<double> A(std::size_t(F * F), 0), b(std::size_t(F), 0), z(static_cast<std::size_t>(F));
+  std::vector<double> A(std::size_t(F * F), 0), b(std::size_t(F), 0),
+      z(static_cast<std::size_t>(F));
   for (std::size_t i = 0; i < samples.size(); ++i) {
     for (int j = 0; j < F; ++j)
       z[std::size_t(j)] = samples[i].f.x[std::size_t(j)] / scale[std::size_t(j)];
@@ -84,6 +85,13 @@ std::vector<double> weighted_ridge(const std::vector<LevelSample>& samples,
 }
 
 }  // namespace
+
+double LevelForecast::probability_below(double b) const {
+  constexpr double kZ95 = 1.6448536269514722;  // the standard normal's 95 % quantile
+  const double spread = (b < mid ? mid - lo : hi - mid) / kZ95;
+  if (spread <= 0) return b < mid ? 0.0 : (b > mid ? 1.0 : 0.5);
+  return 0.5 * std::erfc(-(b - mid) / (spread * std::sqrt(2.0)));
+}
 
 LevelForecast level_forecast(const LevelModel& model, const LevelFeatures& f) {
   LevelForecast out;

@@ -26,6 +26,9 @@ struct LevelModel {
 // The forecast of log loss at t + h and its 90 % interval, from the features of that horizon.
 struct LevelForecast {
   double mid = 0, lo = 0, hi = 0;
+  // P(log loss < b) under the two-piece normal with median `mid` whose 5 % and 95 % quantiles are
+  // lo and hi (each half its own spread; a zero spread is a step).
+  double probability_below(double b) const;
 };
 LevelForecast level_forecast(const LevelModel& model, const LevelFeatures& f);
 

@@ -105,3 +105,17 @@ TEST(LevelModel, ForecastIntervalHoldsItsMedian) {
   EXPECT_DOUBLE_EQ(wide.lo, 1.8);
   EXPECT_DOUBLE_EQ(wide.hi, 2.7);
 }
+
+TEST(LevelModel, ProbabilityBelowIsTheTwoPieceNormal) {
+  hpt::forecast::LevelForecast f;
+  f.mid = 1.0, f.lo = 0.5, f.hi = 2.0;  // spreads 0.5 and 1.0 over the 95 % quantile 1.6449
+  EXPECT_NEAR(f.probability_below(1.0), 0.5, 1e-12);
+  EXPECT_NEAR(f.probability_below(0.5), 0.05, 1e-9);
+  EXPECT_NEAR(f.probability_below(2.0), 0.95, 1e-9);
+  // Host check of one point of each half against the normal CDF written out.
+  auto cdf = [](double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); };
+  EXPECT_NEAR(f.probability_below(0.8), cdf(-0.2 / (0.5 / 1.6448536269514722)), 1e-12);
+  EXPECT_NEAR(f.probability_below(1.3), cdf(0.3 / (1.0 / 1.6448536269514722)), 1e-12);
+  f.lo = f.mid;  // no spread below: a step
+  EXPECT_EQ(f.probability_below(0.99), 0.0);
+}
