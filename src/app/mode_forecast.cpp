@@ -128,8 +128,9 @@ void print_summary(const CurveStudyResult& result, const std::vector<forecast::C
             << "stop list at " << io::fmt(s.stop_at) << " of each run: " << s.stopped_count
             << " of " << R << " runs stopped (P(beat best other) < " << io::fmt(s.below_probability)
             << "), saving " << s.total_steps_saved << " of " << result.timings.run_steps
-            << " run-steps; eventually best run '" << runs[std::size_t(s.best_run)].id << "' "
-            << (s.best_run_kept ? "kept" : "STOPPED") << "\n";
+            << " run-steps; the eventually best run of every group "
+            << (s.best_run_kept ? "kept" : "NOT kept (one was STOPPED)") << " (best of all: '"
+            << runs[std::size_t(s.best_run)].id << "')\n";
   for (int r = 0; r < R; ++r)
     if (s.stopped[std::size_t(r)])
       std::cout << "  stop '" << runs[std::size_t(r)].id << "' at step "
