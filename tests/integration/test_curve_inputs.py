@@ -125,6 +125,10 @@ refused("csv only one-step runs", write("tiny.csv", csv_text({"a": [1.0], "b": [
         ["forecast.horizons", "no run is long enough"])
 many = "run,step,loss\n" + "".join(f"r{i},1,1.0\nr{i},2,0.9\n" for i in range(100000))
 refused("csv 10^5 tiny runs", write("many.csv", many), ["forecast.horizons", "no run is long enough"])
+# HDF5 with 10^4 tiny runs (10^5 reads the same way, at about 2 ms a run: docs/notes).
+refused("hdf5 10^4 tiny runs", write_h5("many.h5", {f"r{i}": dict(step=np.array([1, 2]), loss=np.array([1.0, 0.9]))
+                                                   for i in range(10000)}),
+        ["forecast.horizons", "no run is long enough"])
 refused("forecast.stop_at = 0", write("ok.csv", csv_text(good)),
         ["forecast.stop_at = 0", "between 0 and 1"], "forecast.stop_at=0")
 
