@@ -310,6 +310,12 @@ std::vector<double> read_series(const H5Group& run, const std::string& name, std
   }
   const std::size_t length = shape[0];
   const std::string element = ds.element_description();
+  // A dataset never written declares entries it does not hold: refused before reading, since
+  // HDF5 would fill every one of them (a few bytes can declare 10^8 entries).
+  if (length > 0 && ds.stored_bytes() == 0) {
+    problem = "declares " + std::to_string(length) + " entries but stores none (never written)";
+    return {};
+  }
   std::vector<double> v(length);
   if (length == 0) return v;
   if (element == "float64") {

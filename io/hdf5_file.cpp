@@ -385,6 +385,10 @@ std::vector<std::size_t> H5Dataset::shape() const {
   return space_shape(space.get());
 }
 
+std::uint64_t H5Dataset::stored_bytes() const {
+  return std::uint64_t(H5Dget_storage_size(id()));
+}
+
 std::string H5Dataset::element_description() const {
   require_open(*this);
   H5DatatypeId type(H5Dget_type(id()));

@@ -112,6 +112,8 @@ class H5Dataset : public H5Object {
 
   std::vector<std::size_t> shape() const;   // {} for a scalar dataset
   std::string element_description() const;  // "float32", "int16", "uint8", "string", ...
+  // Bytes the file stores for the data (0 when nothing was ever written to it).
+  std::uint64_t stored_bytes() const;
   // Throws InputError naming file and dataset when the stored element type or shape differs.
   void check(H5Element element, const std::vector<std::size_t>& shape) const;
   void check_element(H5Element element) const;

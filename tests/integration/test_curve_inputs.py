@@ -149,6 +149,15 @@ read_ok("hdf5 extra datasets", write_h5("extra.h5", {k: dict(v, epoch=np.zeros(4
 read_ok("hdf5 id attribute with '/' and non-ASCII", write_h5(
     "ids.h5", {"x": h5runs["a"], "y": h5runs["b"]},
     {"x": {"id": "sweep/lr=0.1"}, "y": {"id": "réseau ü"}}), ["sweep/lr=0.1", "réseau ü"])
+# A dataset that declares 10^8 entries and stores none (a few bytes of file): refused at once, not
+# filled entry by entry; with skip_bad_runs the run is skipped and the others read.
+unwritten = write_h5("unwritten.h5", h5runs)
+with h5().File(unwritten, "a") as f:
+    f.create_group("runs/huge").create_dataset("step", shape=(10**8,), dtype="i8", chunks=(64,))
+    f["runs/huge/loss"] = np.ones(3)
+refused("hdf5 step declared but never written", unwritten,
+        ["/runs/huge/step", "declares 100000000 entries but stores none"])
+read_ok("hdf5 never-written run skipped", unwritten, ["a", "b"], (), "forecast.skip_bad_runs=true")
 perm = np.r_[20:40, 0:20, 5:8]
 read_ok("hdf5 unsorted and repeated steps", write_h5(
     "order.h5", {k: {"step": v["step"][perm], "loss": v["loss"][perm]} for k, v in h5runs.items()}),
