@@ -88,6 +88,40 @@ bad_out = os.path.join(a.work, "bad")
 short = os.path.join(a.work, "short.h5")
 write_corpus(short, runs=2, steps=25)
 forecast_file = os.path.join(out, "fc_default.h5")
+
+
+def damaged(name, edit):
+    """A copy of the small model with `edit(group)` applied to /level_model (h5py), or truncated."""
+    import shutil
+    path = os.path.join(a.work, name)
+    shutil.copy(small, path)
+    if edit == "truncate":
+        os.truncate(path, os.path.getsize(path) // 2)
+    else:
+        with h5py.File(path, "a") as f:
+            edit(f["level_model"])
+    return path
+
+
+def set_nan(g):
+    w = g["q05"][()]
+    w[2] = np.nan
+    del g["q05"]
+    g["q05"] = w
+
+
+def shorten(g):
+    w = g["median"][()][:-1]
+    del g["median"]
+    g["median"] = w
+
+
+bad_models = [
+    (damaged("version.h5", lambda g: g.attrs.modify("version", 9)), ["version 9"]),
+    (damaged("nan.h5", set_nan), ["q05", "NaN"]),
+    (damaged("shape.h5", shorten), ["median"]),
+    (damaged("truncated.h5", "truncate"), ["truncated.h5"]),
+]
 CASES = [
     (deck, ["pretrain.input="], ["pretrain.input is empty"]),
     (deck, [f"pretrain.input={a.work}/missing.h5"], ["missing.h5"]),
@@ -96,7 +130,7 @@ CASES = [
     (deck, ["pretrain.horizons=50,10"], ["pretrain.horizons", "10,25,50"]),
     (fdeck, [f"forecast.pretrained={a.work}/missing.h5"], ["forecast.pretrained = '", "missing.h5"]),
     (fdeck, [f"forecast.pretrained={forecast_file}"], ["forecast.pretrained = '", "forecast"]),
-]
+] + [(fdeck, [f"forecast.pretrained={p}"], ["forecast.pretrained = '" + p] + n) for p, n in bad_models]
 for i, (d, sets, needles) in enumerate(CASES):
     o = os.path.join(bad_out, str(i))
     r = hptest.run(a.hpt, d, f"output.dir={o}", *sets)
