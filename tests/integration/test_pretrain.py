@@ -38,7 +38,11 @@ hptest.check(r.returncode == 0 and "pretrain: 86 runs" in r.stdout, "the shipped
 made, shipped = os.path.join(out, "level-model.h5"), os.path.join(a.root, "inputs", "models", "level-model.h5")
 if os.path.exists(made):
     w, s = weights(made), weights(shipped)
-    hptest.check(all(np.allclose(w[k], s[k], rtol=1e-9, atol=1e-12) for k in w),
+    # Builds differ in rounding (optimisation, sanitizers): the median's weights by 1e-9, the 5 and
+    # 95 % quantiles' by up to 0.012 (their reweighting, 40 rounds, is not converged to rounding);
+    # another corpus moves them by far more.
+    tol = {"median": 1e-6, "q05": 0.05, "q95": 0.05}
+    hptest.check(all(np.allclose(w[k], s[k], rtol=0, atol=tol[k]) for k in w),
                  "the shipped model file holds the weights its deck makes", str({k: w[k] - s[k] for k in w}))
     with h5py.File(made, "r") as f:
         hptest.check(f.attrs["hpt_kind"] == "level_model" and f["level_model"].attrs["runs"] == 86,
