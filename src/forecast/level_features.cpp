@@ -105,7 +105,7 @@ LevelHistory level_history(const std::vector<long long>& steps, const std::vecto
   h.n = n;
   h.t = steps[std::size_t(n - 1)];
   h.first_step = steps[0];
-  h.last = log_mean(loss, std::max(0, n - 10), n);
+  h.last = forecast_last(loss, n);  // the level `learned` adds its change to is exactly `last`
   h.mean50 = log_mean(loss, std::max(0, n - 50), n);
   h.mean200 = log_mean(loss, std::max(0, n - 200), n);
   h.slope50 = window_slope(steps, loss, n, 50);
