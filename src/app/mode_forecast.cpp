@@ -118,11 +118,14 @@ void print_summary(const CurveStudyResult& result, const std::vector<forecast::C
   const forecast::StopList& s = result.stop;
   std::cout << "\nforecast: " << R << " runs, " << result.steps << " steps, "
             << result.rows.size() / std::size_t(std::max(K, 1)) << " run-origins x " << K
-            << " horizons (" << dynamics.members() << " members x " << settings.scenarios
-            << " scenarios, H " << dynamics.hidden()
-            << "); the ensemble learned online: " << result.training_updates << " BPTT updates ("
-            << settings.train_runs << " runs per step)\n"
-            << scores_table(result).str()
+            << " horizons (";
+  if (settings.ensemble)
+    std::cout << dynamics.members() << " members x " << settings.scenarios << " scenarios, H "
+              << dynamics.hidden() << "); the ensemble learned online: " << result.training_updates
+              << " BPTT updates (" << settings.train_runs << " runs per step)\n";
+  else
+    std::cout << "forecast.ensemble = off: no hpt column)\n";
+  std::cout << scores_table(result).str()
             << "coverage: hpt after the adaptive conformal correction; baselines "
             << "from the 5/95 % quantiles of their own past errors (once 10 are known)\n"
             << "stop list at " << io::fmt(s.stop_at) << " of each run: " << s.stopped_count
@@ -150,11 +153,12 @@ double measure_rollout_gemm(const CurveStudyResult& result, const RssmDynamics& 
 
 void print_rates(const CurveStudyResult& result, double gemm_gflops) {
   const forecast::CurveStudyTimings& t = result.timings;
-  std::cout << "rollouts: " << io::fmt(t.member_steps_per_second()) << " member-steps/s, "
-            << io::fmt(result.rollout_gflops)
-            << " GFLOP/s = " << io::fmt(100.0 * result.rollout_gflops / std::max(gemm_gflops, 1e-9))
-            << " % of this machine's GEMM rate measured now (" << io::fmt(gemm_gflops)
-            << " GFLOP/s)\n";
+  if (t.member_steps > 0)
+    std::cout << "rollouts: " << io::fmt(t.member_steps_per_second()) << " member-steps/s, "
+              << io::fmt(result.rollout_gflops) << " GFLOP/s = "
+              << io::fmt(100.0 * result.rollout_gflops / std::max(gemm_gflops, 1e-9))
+              << " % of this machine's GEMM rate measured now (" << io::fmt(gemm_gflops)
+              << " GFLOP/s)\n";
   std::cout << "throughput: " << io::fmt(t.run_steps_per_second()) << " run-steps/s ("
             << io::fmt(t.seconds) << " s, of which forecasts " << io::fmt(t.forecast_seconds)
             << " s, online training " << io::fmt(t.train_seconds) << " s)\n";
@@ -193,7 +197,7 @@ int run_forecast_mode(const RunContext& ctx) {
   const CurveStudyResult result = study.run(WorkEstimate(c));
 
   print_summary(result, set.runs, dynamics, settings);
-  const double gemm_gflops = measure_rollout_gemm(result, dynamics);
+  const double gemm_gflops = settings.ensemble ? measure_rollout_gemm(result, dynamics) : 0.0;
   print_rates(result, gemm_gflops);
   const std::string path = ctx.output_path(".h5");
   io::write_curve_study_file(path, ctx.resolved_ini, set.runs, result, gemm_gflops);

@@ -50,19 +50,19 @@ bool constrained_fit(const std::vector<double>& x, const std::vector<double>& L,
 }
 
 // The fit at one exponent c (log-space residual in `fit.log_rss`).
-PowerLaw fit_at(const std::vector<double>& s, const std::vector<double>& L,
-                const std::vector<double>& w, double c) {
+PowerLaw fit_at(const std::vector<double>& log_s, const std::vector<double>& L,
+                const std::vector<double>& log_L, const std::vector<double>& w, double c) {
   PowerLaw fit;
   fit.c = c;
-  std::vector<double> x(s.size());
-  for (std::size_t i = 0; i < s.size(); ++i) x[i] = std::pow(s[i], -c);
+  std::vector<double> x(log_s.size());
+  for (std::size_t i = 0; i < log_s.size(); ++i) x[i] = std::exp(-c * log_s[i]);
   if (!constrained_fit(x, L, w, fit.a, fit.b)) {
     fit.log_rss = std::numeric_limits<double>::infinity();
     return fit;
   }
   double r = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const double d = log_loss(fit.a + fit.b * x[i]) - log_loss(L[i]);
+  for (std::size_t i = 0; i < log_s.size(); ++i) {
+    const double d = log_loss(fit.a + fit.b * x[i]) - log_L[i];
     r += d * d;
   }
   fit.log_rss = r;
@@ -123,8 +123,12 @@ double forecast_loglin(const std::vector<long long>& steps, const std::vector<do
 
 PowerLaw fit_power_law(const std::vector<double>& s, const std::vector<double>& L) {
   if (s.size() < 3) return PowerLaw{};
-  std::vector<double> w(L.size());
-  for (std::size_t i = 0; i < L.size(); ++i) w[i] = 1.0 / std::pow(std::max(L[i], kMinLoss), 2);
+  std::vector<double> w(L.size()), log_L(L.size()), log_s(s.size());
+  for (std::size_t i = 0; i < L.size(); ++i) {
+    log_s[i] = std::log(s[i]);
+    w[i] = 1.0 / std::pow(std::max(L[i], kMinLoss), 2);
+    log_L[i] = log_loss(L[i]);
+  }
   // Grid in log c, then golden-section search between the best point's neighbours.
   constexpr int kGrid = 60;
   const double lo = std::log(kPowerMinC), hi = std::log(kPowerMaxC);
@@ -133,7 +137,7 @@ PowerLaw fit_power_law(const std::vector<double>& s, const std::vector<double>& 
   best.log_rss = std::numeric_limits<double>::infinity();
   int best_k = -1;
   for (int k = 0; k < kGrid; ++k) {
-    const PowerLaw f = fit_at(s, L, w, c_at(k));
+    const PowerLaw f = fit_at(log_s, L, log_L, w, c_at(k));
     if (f.ok && f.log_rss < best.log_rss) {
       best = f;
       best_k = k;
@@ -144,7 +148,7 @@ PowerLaw fit_power_law(const std::vector<double>& s, const std::vector<double>& 
   const double g = (std::sqrt(5.0) - 1) / 2;
   for (int it = 0; it < 60 && b - a > 1e-10 * b; ++it) {
     const double c1 = b - g * (b - a), c2 = a + g * (b - a);
-    const PowerLaw f1 = fit_at(s, L, w, c1), f2 = fit_at(s, L, w, c2);
+    const PowerLaw f1 = fit_at(log_s, L, log_L, w, c1), f2 = fit_at(log_s, L, log_L, w, c2);
     if (f1.log_rss < best.log_rss) best = f1;
     if (f2.log_rss < best.log_rss) best = f2;
     if (f1.log_rss <= f2.log_rss)
@@ -155,8 +159,8 @@ PowerLaw fit_power_law(const std::vector<double>& s, const std::vector<double>& 
   return best;
 }
 
-double forecast_power(const std::vector<long long>& steps, const std::vector<double>& loss, int n,
-                      int h) {
+PowerLaw fit_power_history(const std::vector<long long>& steps, const std::vector<double>& loss,
+                           int n) {
   std::vector<double> s, L;
   for (int begin = 0; begin + kPowerBin <= n; begin += kPowerBin) {
     double ms = 0, ml = 0;
@@ -167,13 +171,33 @@ double forecast_power(const std::vector<long long>& steps, const std::vector<dou
     s.push_back(ms / kPowerBin);
     L.push_back(ml / kPowerBin);
   }
-  const PowerLaw fit = fit_power_law(s, L);
+  return fit_power_law(s, L);
+}
+
+double forecast_power(const PowerLaw& fit, const std::vector<long long>& steps,
+                      const std::vector<double>& loss, int n, int h) {
   if (!fit.ok) return forecast_last(loss, n);
   return log_loss(fit(double(steps[std::size_t(n - 1)] + h) + 1.0));
 }
 
+double forecast_power(const std::vector<long long>& steps, const std::vector<double>& loss, int n,
+                      int h) {
+  return forecast_power(fit_power_history(steps, loss, n), steps, loss, n, h);
+}
+
 void EmpiricalErrors::add(double signed_error) {
+  if (!std::isfinite(signed_error)) return;
   sorted_.insert(std::upper_bound(sorted_.begin(), sorted_.end(), signed_error), signed_error);
+}
+
+void EmpiricalErrors::add_batch(std::vector<double> signed_errors) {
+  signed_errors.erase(std::remove_if(signed_errors.begin(), signed_errors.end(),
+                                     [](double e) { return !std::isfinite(e); }),
+                      signed_errors.end());
+  std::sort(signed_errors.begin(), signed_errors.end());
+  const std::ptrdiff_t old = std::ptrdiff_t(sorted_.size());
+  sorted_.insert(sorted_.end(), signed_errors.begin(), signed_errors.end());
+  std::inplace_merge(sorted_.begin(), sorted_.begin() + old, sorted_.end());
 }
 
 double EmpiricalErrors::quantile(double p) const {

@@ -48,6 +48,12 @@ PowerLaw fit_power_law(const std::vector<double>& s, const std::vector<double>& 
 // so that step 0 is allowed); `last` when the fit fails (fewer than 3 blocks).
 double forecast_power(const std::vector<long long>& steps, const std::vector<double>& loss, int n,
                       int h);
+// The same in two parts, so that every horizon of one origin shares one fit: the fit of the first
+// n entries' blocks, then its forecast at horizon h (`last` when the fit failed).
+PowerLaw fit_power_history(const std::vector<long long>& steps, const std::vector<double>& loss,
+                           int n);
+double forecast_power(const PowerLaw& fit, const std::vector<long long>& steps,
+                      const std::vector<double>& loss, int n, int h);
 
 // The interval of a point forecaster from its own past errors: the realised signed errors (target -
 // forecast) are kept sorted; the interval of a new point forecast f is [f + e_lo, f + e_hi] with
@@ -57,6 +63,9 @@ class EmpiricalErrors {
  public:
   static constexpr int kMinErrors = 10;
   void add(double signed_error);
+  // The same as add() of each in turn, merged at once (O(count + b log b), not O(count * b)).
+  // Non-finite errors are skipped by both.
+  void add_batch(std::vector<double> signed_errors);
   int count() const { return int(sorted_.size()); }
   // The p-quantile of the errors so far (NaN below kMinErrors).
   double quantile(double p) const;

@@ -211,6 +211,7 @@ void CurveStudy::push_step(long long g) {
 // Encodes the pushed records and filters the latents; the shared ensemble learns from the runs'
 // newest transitions.
 void CurveStudy::observe_and_train() {
+  if (!settings_.ensemble) return;
   push_records(ExecSpace(), history_, View1<const TelemetryRecord>(records_));
   encoder_.encode(history_, state_.features);
   forecaster_.observe(state_);
@@ -226,19 +227,24 @@ void CurveStudy::score_due(long long g) {
   const int K = horizon_count();
   std::vector<std::vector<char>> batch_inside(static_cast<std::size_t>(K));
   std::vector<std::vector<double>> batch_scores(static_cast<std::size_t>(K));
+  std::vector<std::vector<double>> batch_errors(base_errors_.size());
   for (auto it = due_.begin(); it != due_.end() && it->first <= g; it = due_.erase(it)) {
     ForecastRow& row = rows_[it->second];
-    row.inside = (row.target >= row.q05 && row.target <= row.q95) ? 1 : 0;
-    batch_inside[std::size_t(row.k)].push_back(char(row.inside));
-    batch_scores[std::size_t(row.k)].push_back(
-        conformal_score(row.target, row.raw_q05, row.q50, row.raw_q95));
+    if (settings_.ensemble) {
+      row.inside = (row.target >= row.q05 && row.target <= row.q95) ? 1 : 0;
+      batch_inside[std::size_t(row.k)].push_back(char(row.inside));
+      batch_scores[std::size_t(row.k)].push_back(
+          conformal_score(row.target, row.raw_q05, row.q50, row.raw_q95));
+    }
     for (int b = 0; b < kBaselines; ++b) {
       if (!std::isnan(row.base_lo[b]))
         row.base_inside[b] = (row.target >= row.base_lo[b] && row.target <= row.base_hi[b]);
-      base_errors_[std::size_t(b * K + row.k)].add(row.target - row.base[b]);
+      batch_errors[std::size_t(b * K + row.k)].push_back(row.target - row.base[b]);
     }
     combination_.update(group_[std::size_t(row.run)], row.k, experts_of(row), row.target);
   }
+  for (std::size_t i = 0; i < base_errors_.size(); ++i)
+    base_errors_[i].add_batch(std::move(batch_errors[i]));
   for (int k = 0; k < K; ++k)
     calibration_.update_batch(k, batch_inside[std::size_t(k)], batch_scores[std::size_t(k)]);
 }
@@ -258,41 +264,86 @@ int CurveStudy::mark_origin_runs() {
 void CurveStudy::forecast_at_origin(long long g) {
   const int origin_runs = mark_origin_runs();
   if (origin_runs == 0) return;
-  const int R = runs_count(), K = horizon_count();
+  const int K = horizon_count();
+  const CurveForecast f = settings_.ensemble ? ensemble_forecast(origin_runs) : CurveForecast{};
+  std::vector<int> marked;
+  for (int r = 0; r < runs_count(); ++r)
+    if (host_origin_(r)) marked.push_back(r);
+  const GroupLeaders leaders = group_leaders();
+  // The runs' fits and rows are independent: made on the host's threads, kept in run order.
+  std::vector<ForecastRow> made(marked.size() * std::size_t(K));
+  std::vector<OriginRow> judged(marked.size());
+  Kokkos::parallel_for(
+      "hpt::forecast_origin_rows", Kokkos::RangePolicy<HostExec>(0, marked.size()),
+      [&](std::size_t i) {
+        const int r = marked[i];
+        const OriginFits fits = fit_origin(r);
+        for (int k = 0; k < K; ++k)
+          made[i * std::size_t(K) + std::size_t(k)] = forecast_row(f, fits, r, k, g);
+        judged[i] = origin_row(f, r, g, made[i * std::size_t(K) + std::size_t(K - 1)], leaders);
+      });
+  HostExec().fence();
+  for (std::size_t i = 0; i < made.size(); ++i) {
+    const ForecastRow& row = made[i];
+    if (!std::isnan(row.target))
+      due_.emplace(g + settings_.horizons[std::size_t(row.k)] + kTargetAfter, rows_.size());
+    rows_.push_back(row);
+  }
+  origins_.insert(origins_.end(), judged.begin(), judged.end());
+}
+
+// The fits of run r at the current origin that every horizon shares.
+OriginFits CurveStudy::fit_origin(int r) const {
+  const Curve& run = runs_[std::size_t(r)];
+  const int n = next_[std::size_t(r)];
+  return {fit_schedule_law(run.loss, areas_[std::size_t(r)], n),
+          fit_power_history(run.steps, run.loss, n), level_history(run.steps, run.loss, n)};
+}
+
+// The lowest and second-lowest current log loss of every group (of the runs pushed so far).
+GroupLeaders CurveStudy::group_leaders() const {
+  const int groups = *std::max_element(group_.begin(), group_.end()) + 1;
+  GroupLeaders l;
+  l.best.assign(std::size_t(groups), kNaN);
+  l.second.assign(std::size_t(groups), kNaN);
+  l.best_run.assign(std::size_t(groups), -1);
+  for (int q = 0; q < runs_count(); ++q) {
+    if (next_[std::size_t(q)] == 0) continue;
+    const std::size_t gi = std::size_t(group_[std::size_t(q)]);
+    const double v = current_log_loss(q);
+    if (l.best_run[gi] < 0 || v < l.best[gi]) {
+      l.second[gi] = l.best[gi];
+      l.best[gi] = v;
+      l.best_run[gi] = q;
+    } else if (std::isnan(l.second[gi]) || v < l.second[gi]) {
+      l.second[gi] = v;
+    }
+  }
+  return l;
+}
+
+// The ensemble's forecast of the marked runs (timed).
+CurveForecast CurveStudy::ensemble_forecast(int origin_runs) {
   Kokkos::deep_copy(origin_active_, host_origin_);
   encoder_.extract_loss_state(history_, state_.loss_states);
   const Encoder::Normalizer* norm = encoder_.normalizer();
-  state_.norm_mean = norm ? norm->center : View2<real>("hpt::no_norm", R, kFeatures);
+  state_.norm_mean = norm ? norm->center : View2<real>("hpt::no_norm", runs_count(), kFeatures);
   state_.norm_inv_std = norm ? norm->inv_std : state_.norm_mean;
   CurveState at_origin = state_;
   at_origin.active = origin_active_;
   Kokkos::Timer forecast_timer;
-  const CurveForecast f = forecaster_.forecast(at_origin);
+  CurveForecast f = forecaster_.forecast(at_origin);
   timings_.forecast_seconds += forecast_timer.seconds();
   timings_.member_steps += forecaster_.member_steps_per_forecast(origin_runs);
   timings_.rollout_paths = std::max<long long>(
       timings_.rollout_paths, (long long)origin_runs * settings_.scenarios * dynamics_.members());
-
-  for (int r = 0; r < R; ++r) {
-    if (!host_origin_(r)) continue;
-    const Curve& run = runs_[std::size_t(r)];
-    const int n = next_[std::size_t(r)];
-    const ScheduleLaw law = fit_schedule_law(run.loss, areas_[std::size_t(r)], n);
-    const LevelHistory level = level_history(run.steps, run.loss, n);
-    for (int k = 0; k < K; ++k) {
-      const ForecastRow row = forecast_row(f, law, level, r, k, g);
-      if (!std::isnan(row.target))
-        due_.emplace(g + settings_.horizons[std::size_t(k)] + kTargetAfter, rows_.size());
-      rows_.push_back(row);
-    }
-    origins_.push_back(origin_row(f, r, g, rows_.back()));
-  }
+  return f;
 }
 
 // Run r at origin g, horizon index k: the calibrated ensemble forecast, the baselines with their
 // intervals from their own past errors, and the target (NaN unless the run has its window).
-ForecastRow CurveStudy::forecast_row(const CurveForecast& f, const ScheduleLaw& law,
-                                     const LevelHistory& level, int r, int k, long long g) const {
+ForecastRow CurveStudy::forecast_row(const CurveForecast& f, const OriginFits& fits, int r, int k,
+                                     long long g) const {
   const Curve& run = runs_[std::size_t(r)];
   const int n = next_[std::size_t(r)];
   const int K = horizon_count();
@@ -302,21 +353,25 @@ ForecastRow CurveStudy::forecast_row(const CurveForecast& f, const ScheduleLaw& 
   row.run = r;
   row.origin = g;
   row.k = k;
-  row.mean = f.mean[at];
-  row.raw_q05 = f.q05[at];
-  row.raw_q95 = f.q95[at];
-  const auto iv = calibration_.apply(k, f.q05[at], f.q50[at], f.q95[at]);
-  row.q05 = iv.lo;
-  row.q50 = iv.mid;
-  row.q95 = iv.hi;
+  if (settings_.ensemble) {
+    row.mean = f.mean[at];
+    row.raw_q05 = f.q05[at];
+    row.raw_q95 = f.q95[at];
+    const auto iv = calibration_.apply(k, f.q05[at], f.q50[at], f.q95[at]);
+    row.q05 = iv.lo;
+    row.q50 = iv.mid;
+    row.q95 = iv.hi;
+  }
   row.base[0] = forecast_last(run.loss, n);
   row.base[1] = forecast_loglin(run.steps, run.loss, n, h);
-  row.base[2] = forecast_power(run.steps, run.loss, n, h);
-  row.base[kLawSlot] = forecast_law(run.steps, run.loss, run.lr, areas_[std::size_t(r)], law, n, h);
+  row.base[2] = forecast_power(fits.power, run.steps, run.loss, n, h);
+  row.base[kLawSlot] =
+      forecast_law(run.steps, run.loss, run.lr, areas_[std::size_t(r)], fits.law, n, h);
   row.base[kLearnedSlot] = row.base[0];
   LevelForecast learned;
   if (!settings_.level_model.empty()) {
-    learned = level_forecast(settings_.level_model, level_features(level, run.steps, run.lr, h));
+    learned =
+        level_forecast(settings_.level_model, level_features(fits.level, run.steps, run.lr, h));
     row.base[kLearnedSlot] = learned.mid;
   }
   row.base[kCombinedSlot] = combination_.combine(group_[std::size_t(r)], k, experts_of(row));
@@ -339,15 +394,13 @@ ForecastRow CurveStudy::forecast_row(const CurveForecast& f, const ScheduleLaw& 
 // forecast.stop_by = learned, under the learned forecaster's two-piece normal; else the fraction of
 // the ensemble's calibrated sample paths below it.
 OriginRow CurveStudy::origin_row(const CurveForecast& f, int r, long long g,
-                                 const ForecastRow& longest) const {
-  const int R = runs_count(), K = horizon_count();
+                                 const ForecastRow& longest, const GroupLeaders& leaders) const {
+  const int K = horizon_count();
+  const std::size_t gi = std::size_t(group_[std::size_t(r)]);
   OriginRow o;
   o.run = r;
   o.origin = g;
-  for (int q = 0; q < R; ++q)
-    if (q != r && next_[std::size_t(q)] > 0 && group_[std::size_t(q)] == group_[std::size_t(r)])
-      o.best_other = std::isnan(o.best_other) ? current_log_loss(q)
-                                              : std::min(o.best_other, current_log_loss(q));
+  o.best_other = leaders.best_run[gi] == r ? leaders.second[gi] : leaders.best[gi];
   if (std::isnan(o.best_other)) return o;
   if (settings_.stop_by_learned && !settings_.level_model.empty()) {
     LevelForecast learned;
@@ -357,6 +410,7 @@ OriginRow CurveStudy::origin_row(const CurveForecast& f, int r, long long g,
     o.beat_probability = learned.probability_below(o.best_other);
     return o;
   }
+  if (!settings_.ensemble) return o;  // no forecaster to judge by: never stopped
   const std::size_t at = std::size_t(r * K + K - 1);
   const double w = calibration_.width_factor(K - 1), mid = f.q50[at];
   int below = 0;
@@ -382,6 +436,7 @@ HorizonScores score_rows(const std::vector<ForecastRow>& rows, int horizons) {
     if (std::isnan(row.target)) continue;
     for (int fi = 0; fi < F; ++fi) {
       const double point = fi == 0 ? row.mean : row.base[fi - 1];
+      if (std::isnan(point)) continue;  // hpt with forecast.ensemble = off
       const int inside = fi == 0 ? row.inside : row.base_inside[fi - 1];
       const std::size_t at = std::size_t(fi * K + row.k);
       err_sum[at] += std::fabs(point - row.target);

@@ -48,11 +48,12 @@ struct CurveStudySettings {
   int calibration_window = 200;                              // forecast.calibration_window
   double stop_at = 0.25;                                     // forecast.stop_at
   double stop_confidence = 0.9;                              // forecast.stop_confidence
-  bool stop_by_learned = true;  // forecast.stop_by = learned (else hpt's ensemble paths)
-  std::uint64_t seed = 1;                                    // run.seed
-  std::size_t print_every = 100;                             // run.print_every
-  RssmTrainOptions training;                                 // [dynamics] online training
-  LevelModel level_model;  // forecast.pretrained; empty: `learned` repeats `last`
+  bool stop_by_learned = true;    // forecast.stop_by = learned (else hpt's ensemble paths)
+  bool ensemble = true;           // forecast.ensemble: off leaves the hpt column NaN
+  std::uint64_t seed = 1;         // run.seed
+  std::size_t print_every = 100;  // run.print_every
+  RssmTrainOptions training;      // [dynamics] online training
+  LevelModel level_model;         // forecast.pretrained; empty: `learned` repeats `last`
 };
 
 // One scored forecast (run, origin, horizon index k) of hpt and the baselines. Log losses.
@@ -135,6 +136,20 @@ struct ReplayProgress {
   long long run_steps = 0;
 };
 
+// The fits of one run at one origin that every horizon shares.
+struct OriginFits {
+  ScheduleLaw law;
+  PowerLaw power;
+  LevelHistory level;
+};
+
+// Per group: the lowest current log loss, its run, and the second lowest (the best other run of
+// the leader).
+struct GroupLeaders {
+  std::vector<double> best, second;
+  std::vector<int> best_run;
+};
+
 class CurveStudy {
  public:
   // `runs`, `dynamics` (initialised or loaded) and `encoder` must outlive the study.
@@ -152,11 +167,14 @@ class CurveStudy {
   void observe_and_train();
   void score_due(long long g);
   void forecast_at_origin(long long g);
+  CurveForecast ensemble_forecast(int origin_runs);
   int mark_origin_runs();
-  ForecastRow forecast_row(const CurveForecast& f, const ScheduleLaw& law,
-                           const LevelHistory& level, int r, int k, long long g) const;
-  OriginRow origin_row(const CurveForecast& f, int r, long long g,
-                       const ForecastRow& longest) const;
+  OriginFits fit_origin(int r) const;
+  GroupLeaders group_leaders() const;
+  ForecastRow forecast_row(const CurveForecast& f, const OriginFits& fits, int r, int k,
+                           long long g) const;
+  OriginRow origin_row(const CurveForecast& f, int r, long long g, const ForecastRow& longest,
+                       const GroupLeaders& leaders) const;
   double current_log_loss(int r) const;
 
   const std::vector<Curve>& runs_;

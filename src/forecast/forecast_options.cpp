@@ -63,6 +63,9 @@ void declare_forecast_options(OptionSchema& s) {
             "update each, round robin; 0: no online training)",
             0, 1 << 20);
   s.add_string("forecast.model", "", "dynamics model file written by hpt (empty: seeded init)");
+  s.add_choice("forecast.ensemble", "on", {"on", "off"},
+               "hpt's RSSM ensemble (the hpt column, trained online): on, or off for the other "
+               "forecasters alone, many times faster on large sweeps");
 }
 
 std::vector<int> parse_horizons(const Config& c) {
@@ -98,6 +101,11 @@ CurveStudySettings read_curve_study_settings(const Config& c) {
                      ": expected a fraction of each run strictly between 0 and 1, e.g. 0.25");
   s.stop_confidence = c.get_real("forecast.stop_confidence");
   s.stop_by_learned = c.get_string("forecast.stop_by") == "learned";
+  s.ensemble = c.get_string("forecast.ensemble") == "on";
+  if (!s.ensemble && !s.stop_by_learned)
+    throw InputError(
+        "forecast.stop_by = hpt: the stop list needs the ensemble's sample paths, but "
+        "forecast.ensemble = off; expected forecast.stop_by = learned or forecast.ensemble = on");
   s.seed = std::uint64_t(c.get_int("run.seed"));
   s.print_every = std::size_t(c.get_int("run.print_every"));
   s.training = rssm_train_options_from_config(c);

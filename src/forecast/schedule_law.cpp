@@ -18,25 +18,37 @@ constexpr int kRefine = 20;        // golden-section steps of the refinement
 constexpr double kFloor = 4.0, kCeiling = 1.5;
 
 struct Point {
-  double x, y, L;               // block means of S1^-alpha and S2, mean loss
-  std::vector<double> forward;  // the block's S1 where it varies by over kExactRatio, else its mean
+  double x, y, L;  // block means of S1^-alpha and S2, mean loss
+  double log_L;    // log L, once
+  // log of the block's S1 where it varies by over kExactRatio, else of its mean
+  std::vector<double> log_forward;
 };
 // Within a block whose S1 varies by more than this factor (the first blocks), the mean of S1^-alpha
 // is taken over its entries: at its mean S1 the law's block mean would be biased.
 constexpr double kExactRatio = 1.1;
 
-// Weighted least squares of L = L0 + A x - C y over `pts` with the coefficients in `free` (the
-// others 0); weights 1/L^2 (relative errors). False when singular or a coefficient is negative.
-bool solve_subset(const std::vector<Point>& pts, const std::array<bool, 3>& free,
-                  std::array<double, 3>& coef) {
+// The normal equations of the weighted least squares of L = L0 + A x - C y over `pts` (weights
+// 1/L^2: relative errors), shared by every subset of free coefficients.
+struct Normal {
   double M[3][3] = {}, b[3] = {};
+};
+Normal normal_equations(const std::vector<Point>& pts) {
+  Normal n;
   for (const Point& p : pts) {
     const double f[3] = {1.0, p.x, -p.y}, w = 1.0 / (p.L * p.L);
     for (int i = 0; i < 3; ++i) {
-      b[i] += w * f[i] * p.L;
-      for (int j = 0; j < 3; ++j) M[i][j] += w * f[i] * f[j];
+      n.b[i] += w * f[i] * p.L;
+      for (int j = 0; j < 3; ++j) n.M[i][j] += w * f[i] * f[j];
     }
   }
+  return n;
+}
+
+// The fit with the coefficients in `free` (the others 0). False when singular or a coefficient is
+// negative.
+bool solve_subset(Normal n, const std::array<bool, 3>& free, std::array<double, 3>& coef) {
+  auto& M = n.M;
+  auto& b = n.b;
   for (int i = 0; i < 3; ++i)
     if (!free[std::size_t(i)]) {
       for (int j = 0; j < 3; ++j) M[i][j] = M[j][i] = 0;
@@ -72,7 +84,7 @@ double log_rss(const std::vector<Point>& pts, const std::array<double, 3>& c) {
   for (const Point& p : pts) {
     const double f = c[0] + c[1] * p.x - c[2] * p.y;
     if (!(f > 0)) return std::numeric_limits<double>::infinity();
-    const double d = std::log(f) - std::log(p.L);
+    const double d = std::log(f) - p.log_L;
     r += d * d;
   }
   return r;
@@ -82,14 +94,15 @@ double log_rss(const std::vector<Point>& pts, const std::array<double, 3>& c) {
 double fit_at(std::vector<Point>& pts, double alpha, std::array<double, 3>& best) {
   for (Point& p : pts) {
     double x = 0;
-    for (double f : p.forward) x += std::pow(f, -alpha);
-    p.x = x / double(p.forward.size());
+    for (double log_f : p.log_forward) x += std::exp(-alpha * log_f);
+    p.x = x / double(p.log_forward.size());
   }
+  const Normal normal = normal_equations(pts);
   double best_rss = std::numeric_limits<double>::infinity();
   for (int mask = 1; mask < 8; ++mask) {
     const std::array<bool, 3> free{bool(mask & 1), bool(mask & 2), bool(mask & 4)};
     std::array<double, 3> c{0, 0, 0};
-    if (!solve_subset(pts, free, c)) continue;
+    if (!solve_subset(normal, free, c)) continue;
     const double r = log_rss(pts, c);
     if (r < best_rss) best_rss = r, best = c;
   }
@@ -126,17 +139,19 @@ ScheduleLaw fit_schedule_law(const std::vector<double>& loss, const ScheduleArea
   std::vector<Point> pts;
   double lo = std::numeric_limits<double>::infinity(), hi = 0;
   for (int begin = 0; begin + kBlock <= n; begin += kBlock) {
-    Point p{0, 0, 0, {}};
+    Point p{0, 0, 0, 0, {}};
     double f = 0;
     for (int i = begin; i < begin + kBlock; ++i)
       p.L += loss[std::size_t(i)] / kBlock, f += areas.forward[std::size_t(i)] / kBlock,
           p.y += areas.annealing[std::size_t(i)] / kBlock;
     p.L = std::max(p.L, kMinLoss);
+    p.log_L = std::log(p.L);
     const double first = areas.forward[std::size_t(begin)];
     if (areas.forward[std::size_t(begin + kBlock - 1)] > kExactRatio * first)
-      p.forward.assign(areas.forward.begin() + begin, areas.forward.begin() + begin + kBlock);
+      for (int i = begin; i < begin + kBlock; ++i)
+        p.log_forward.push_back(std::log(areas.forward[std::size_t(i)]));
     else
-      p.forward.assign(1, f);
+      p.log_forward.assign(1, std::log(f));
     lo = std::min(lo, p.L), hi = std::max(hi, p.L);
     pts.push_back(std::move(p));
   }

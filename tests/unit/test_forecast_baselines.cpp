@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <random>
 #include <vector>
 
 #include "forecast/baselines.hpp"
@@ -142,6 +144,23 @@ TEST(ForecastBaselines, EmpiricalErrorQuantilesMatchNumpyLinear) {
   }
   EXPECT_DOUBLE_EQ(e.quantile(0.0), -8);
   EXPECT_DOUBLE_EQ(e.quantile(1.0), 9);
+}
+
+TEST(ForecastBaselines, EmpiricalErrorBatchesEqualOneByOne) {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> z(0.0, 1.0);
+  EmpiricalErrors one, batched;
+  for (int round = 0; round < 20; ++round) {
+    std::vector<double> batch;
+    for (int i = 0; i < 1 + round * 3; ++i) batch.push_back(z(rng) * (1 + round));
+    if (round == 5) batch.push_back(std::numeric_limits<double>::quiet_NaN());  // skipped by both
+    for (double x : batch) one.add(x);
+    batched.add_batch(batch);
+    ASSERT_EQ(one.count(), batched.count());
+    if (one.count() < EmpiricalErrors::kMinErrors) continue;
+    for (double p : {0.0, 0.05, 0.5, 0.95, 1.0})
+      EXPECT_EQ(one.quantile(p), batched.quantile(p)) << round << " " << p;
+  }
 }
 
 }  // namespace
