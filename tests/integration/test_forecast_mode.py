@@ -105,6 +105,26 @@ with f5.File(outputs["h5"], "r") as f, f5.File(outputs["csv"], "r") as g:
     check("best_run_kept" in f["stop"].attrs and "total_steps_saved" in f["stop"].attrs,
           "stop list summary stored")
 
+# forecast.ensemble = off: no hpt column; the ensemble-free forecasters and the stop list unchanged
+# (combined blends the ensemble in when it is on, so it is left out of the comparison).
+out = os.path.join(a.work, "out_no_ensemble")
+r = run(a.hpt, deck, f"forecast.input={sweep}/curves.h5", f"output.dir={out}", "output.name=fc",
+        "forecast.ensemble=off", *small)
+check(r.returncode == 0 and "forecast.ensemble = off" in r.stdout, "ensemble off runs and says so",
+      r.stdout[-2000:] + r.stderr)
+with f5.File(outputs["h5"], "r") as f, f5.File(os.path.join(out, "fc.h5"), "r") as g:
+    check(np.all(np.isnan(g["forecasts/mean"][...])), "ensemble off: the hpt column is NaN")
+    for b in ("last", "loglin", "power", "law", "learned"):
+        check(np.array_equal(f[f"baselines/{b}/forecast"][...], g[f"baselines/{b}/forecast"][...],
+                             equal_nan=True), f"ensemble off: {b} forecasts unchanged")
+    check(np.array_equal(f["stop/run"][...], g["stop/run"][...]),
+          "ensemble off: the stop list (stop_by = learned) unchanged")
+r = run(a.hpt, deck, f"forecast.input={sweep}/curves.h5", f"output.dir={out}_hpt",
+        "forecast.ensemble=off", "forecast.stop_by=hpt", *small)
+check(r.returncode == 2 and "forecast.stop_by = hpt" in r.stderr and "forecast.ensemble = off" in
+      r.stderr and not os.path.exists(out + "_hpt"), "stop_by = hpt without the ensemble: exit 2",
+      r.stderr)
+
 # Malformed inputs: exit 2, a precise message, nothing written.
 bad_dir = os.path.join(a.work, "bad")
 os.makedirs(bad_dir)
