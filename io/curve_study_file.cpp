@@ -51,10 +51,7 @@ void write_root_attributes(H5Group& root, const CurveStudyResult& result, int ru
   root.write_double_attribute("rollout_member_steps_per_second", t.member_steps_per_second());
   root.write_double_attribute("rollout_gflops", result.rollout_gflops);
   root.write_double_attribute("gemm_gflops", gemm_gflops);
-  root.write_string_attribute(
-      "beat_probability_method",
-      "fraction of the calibrated sample paths (largest horizon) below the best other run's "
-      "current log loss (log mean of its newest 10 losses)");
+  root.write_string_attribute("beat_probability_method", result.beat_method);
   root.write_string_attribute(
       "baseline_interval_method",
       "forecast + empirical 5/95 % quantiles of the baseline's earlier realised signed errors "
@@ -132,17 +129,21 @@ void write_origins(H5Group& root, const std::vector<forecast::OriginRow>& origin
   H5Group og = root.create_group("origins");
   std::vector<int> run;
   std::vector<std::int64_t> origin;
-  std::vector<double> best_other, prob;
+  std::vector<double> best_other, prob, mid, lo, hi;
   for (const auto& o : origins) {
     run.push_back(o.run);
     origin.push_back(o.origin);
     best_other.push_back(o.best_other);
     prob.push_back(o.beat_probability);
+    mid.push_back(o.final_mid), lo.push_back(o.final_lo), hi.push_back(o.final_hi);
   }
   write_ints(og, "run", run);
   write_int64(og, "origin", origin);
   write_doubles(og, "best_other", best_other);
   write_doubles(og, "beat_probability", prob);
+  write_doubles(og, "final_q50", mid);
+  write_doubles(og, "final_q05", lo);
+  write_doubles(og, "final_q95", hi);
 }
 
 // A run id as an HDF5 group name: '/' (a path separator there) and '%' percent-encoded, and the

@@ -1,10 +1,12 @@
 #include "app/mode_pretrain.hpp"
 
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 
 #include "app/output_location.hpp"
+#include "core/config_lists.hpp"
 #include "core/error.hpp"
 #include "forecast/pretrain_options.hpp"
 #include "io/console.hpp"
@@ -15,23 +17,27 @@ namespace hpt::app {
 
 namespace {
 
+// The runs of every file of pretrain.input whose split is one of pretrain.split (all when empty).
 forecast::CurveSet read_corpus(const Config& c) {
-  const std::string path = c.get_string("pretrain.input");
-  if (path.empty())
+  const std::string list = c.get_string("pretrain.input");
+  if (list.empty())
     throw InputError(
-        "pretrain.input is empty; expected the path of an HDF5 or CSV file of loss "
-        "curves (the corpus)");
-  forecast::CurveSet set = io::read_curves(path, c.get_bool("pretrain.skip_bad_runs"));
-  const std::string split = c.get_string("pretrain.split");
-  if (split.empty()) return set;
-  std::vector<forecast::Curve> kept;
-  for (forecast::Curve& run : set.runs)
-    if (run.split == split) kept.push_back(std::move(run));
-  if (kept.empty())
-    throw InputError("pretrain.split = '" + split + "': no run of pretrain.input = '" + path +
-                     "' has the attribute split = '" + split + "'");
-  set.runs = std::move(kept);
-  return set;
+        "pretrain.input is empty; expected the paths of HDF5 or CSV files of loss curves (the "
+        "corpus), comma-separated");
+  const std::vector<std::string> splits = split_list(c.get_string("pretrain.split"));
+  forecast::CurveSet corpus;
+  for (const std::string& path : split_list(list)) {
+    forecast::CurveSet set = io::read_curves(path, c.get_bool("pretrain.skip_bad_runs"));
+    for (forecast::Curve& run : set.runs)
+      if (splits.empty() || std::find(splits.begin(), splits.end(), run.split) != splits.end())
+        corpus.runs.push_back(std::move(run));
+    for (const std::string& why : set.skipped) corpus.skipped.push_back("'" + path + "' " + why);
+    for (const std::string& note : set.notes) corpus.notes.push_back("'" + path + "': " + note);
+  }
+  if (corpus.runs.empty())
+    throw InputError("pretrain.split = '" + c.get_string("pretrain.split") +
+                     "': no run of pretrain.input = '" + list + "' has one of these splits");
+  return corpus;
 }
 
 std::vector<forecast::LevelSample> corpus_samples(const forecast::CurveSet& set, const Config& c) {
@@ -80,16 +86,25 @@ int run_pretrain_mode(const RunContext& ctx) {
   const Config& c = ctx.config;
   const forecast::CurveSet set = read_corpus(c);
   for (const auto& why : set.skipped)
-    std::cerr << "hpt: warning: curve file '" << c.get_string("pretrain.input") << "': skipped "
-              << why << "\n";
-  for (const auto& note : set.notes)
-    std::cout << "note: curve file '" << c.get_string("pretrain.input") << "': " << note << "\n";
+    std::cerr << "hpt: warning: pretrain.input: skipped " << why << "\n";
+  for (const auto& note : set.notes) std::cout << "note: pretrain.input " << note << "\n";
   Kokkos::Timer timer;
   const std::vector<forecast::LevelSample> samples = corpus_samples(set, c);
   std::cout << "pretrain: " << set.runs.size() << " runs, " << samples.size()
             << " samples; fitting the 50, 5 and 95 % quantile regressions" << std::endl;
   forecast::LevelModel model = forecast::fit_level_model(samples, c.get_real("pretrain.ridge"),
                                                          int(c.get_int("pretrain.iterations")));
+  const int cap = int(c.get_int("pretrain.iterations"));
+  for (int q = 0; q < 3; ++q)
+    if (model.rounds[std::size_t(q)] >= cap)
+      std::cerr << "hpt: warning: the "
+                << (q == 0   ? "50"
+                    : q == 1 ? "5"
+                             : "95")
+                << " % quantile fit did not converge in pretrain.iterations = " << cap
+                << " rounds; raise it\n";
+  std::cout << "pretrain: quantile fits converged in " << model.rounds[0] << ", " << model.rounds[1]
+            << " and " << model.rounds[2] << " rounds\n";
   model.horizons = forecast::read_level_sampling(c).horizons;
   model.runs = (long long)set.runs.size();
   model.corpus = c.get_string("pretrain.input");

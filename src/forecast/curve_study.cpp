@@ -87,6 +87,15 @@ std::vector<int> group_indices(const std::vector<Curve>& runs) {
   return out;
 }
 
+// Each group's last step: of its longest run (the sweep's planned length).
+std::vector<long long> group_ends(const std::vector<Curve>& runs, const std::vector<int>& group) {
+  std::vector<long long> end(std::size_t(*std::max_element(group.begin(), group.end()) + 1), 0);
+  for (std::size_t r = 0; r < runs.size(); ++r)
+    if (!runs[r].steps.empty())
+      end[std::size_t(group[r])] = std::max(end[std::size_t(group[r])], runs[r].steps.back());
+  return end;
+}
+
 std::vector<ScheduleAreas> schedule_areas_of(const std::vector<Curve>& runs) {
   std::vector<ScheduleAreas> out;
   for (const Curve& c : runs) out.push_back(schedule_areas(c.steps, c.lr));
@@ -114,6 +123,7 @@ CurveStudy::CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings&
                    settings.calibration_rate, settings.calibration_window),
       base_errors_(std::size_t(kBaselines * int(settings.horizons.size()))),
       group_(group_indices(runs)),
+      group_end_(group_ends(runs, group_)),
       areas_(schedule_areas_of(runs)),
       combination_(*std::max_element(group_.begin(), group_.end()) + 1,
                    int(settings.horizons.size()), kExperts, prior_expert(settings)),
@@ -150,6 +160,13 @@ CurveStudyResult CurveStudy::run(const std::function<void(const ReplayProgress&)
     result.width_factor.push_back(calibration_.width_factor(k));
   result.stop = judge_stops(runs_, origins_, settings_.stop_at, settings_.stop_confidence);
   result.timings = timings_;
+  result.beat_method =
+      judge_by_final()
+          ? "learned level forecaster: P(the run's log loss at its group's last step < the lowest "
+            "forecast final median of the other runs of its group), under the two-piece normal of "
+            "its 5/50/95 % quantiles"
+          : "fraction of hpt's calibrated sample paths (largest horizon) below the lowest current "
+            "log loss (log mean of the newest 10 losses) of the other runs of its group";
   result.rollout_gflops =
       timings_.forecast_seconds > 0
           ? timings_.member_steps *
@@ -269,27 +286,28 @@ void CurveStudy::forecast_at_origin(long long g) {
   std::vector<int> marked;
   for (int r = 0; r < runs_count(); ++r)
     if (host_origin_(r)) marked.push_back(r);
-  const GroupLeaders leaders = group_leaders();
   // The runs' fits and rows are independent: made on the host's threads, kept in run order.
   std::vector<ForecastRow> made(marked.size() * std::size_t(K));
-  std::vector<OriginRow> judged(marked.size());
-  Kokkos::parallel_for(
-      "hpt::forecast_origin_rows", Kokkos::RangePolicy<HostExec>(0, marked.size()),
-      [&](std::size_t i) {
-        const int r = marked[i];
-        const OriginFits fits = fit_origin(r);
-        for (int k = 0; k < K; ++k)
-          made[i * std::size_t(K) + std::size_t(k)] = forecast_row(f, fits, r, k, g);
-        judged[i] = origin_row(f, r, g, made[i * std::size_t(K) + std::size_t(K - 1)], leaders);
-      });
+  std::vector<LevelForecast> finals(marked.size());
+  Kokkos::parallel_for("hpt::forecast_origin_rows", Kokkos::RangePolicy<HostExec>(0, marked.size()),
+                       [&](std::size_t i) {
+                         const int r = marked[i];
+                         const OriginFits fits = fit_origin(r);
+                         for (int k = 0; k < K; ++k)
+                           made[i * std::size_t(K) + std::size_t(k)] =
+                               forecast_row(f, fits, r, k, g);
+                         if (judge_by_final()) finals[i] = final_forecast(fits, r, g);
+                       });
   HostExec().fence();
+  const GroupLeaders leaders = group_leaders(marked, finals);
+  for (std::size_t i = 0; i < marked.size(); ++i)
+    origins_.push_back(origin_row(f, marked[i], g, finals[i], leaders));
   for (std::size_t i = 0; i < made.size(); ++i) {
     const ForecastRow& row = made[i];
     if (!std::isnan(row.target))
       due_.emplace(g + settings_.horizons[std::size_t(row.k)] + kTargetAfter, rows_.size());
     rows_.push_back(row);
   }
-  origins_.insert(origins_.end(), judged.begin(), judged.end());
 }
 
 // The fits of run r at the current origin that every horizon shares.
@@ -300,9 +318,27 @@ OriginFits CurveStudy::fit_origin(int r) const {
           fit_power_history(run.steps, run.loss, n), level_history(run.steps, run.loss, n)};
 }
 
-// The lowest and second-lowest current log loss of every group (of the runs pushed so far).
-GroupLeaders CurveStudy::group_leaders() const {
-  const int groups = *std::max_element(group_.begin(), group_.end()) + 1;
+// The learned forecast of run r's log loss at its group's last step (the sweep's planned end). A
+// run at that step already: its current level, exactly.
+LevelForecast CurveStudy::final_forecast(const OriginFits& fits, int r, long long g) const {
+  const Curve& run = runs_[std::size_t(r)];
+  const long long h = group_end_[std::size_t(group_[std::size_t(r)])] - g;
+  if (h <= kTargetBefore) return {fits.level.last, fits.level.last, fits.level.last};
+  return level_forecast(settings_.level_model,
+                        level_features(fits.level, run.steps, run.lr, int(std::min(h, 1LL << 30))));
+}
+
+// The lowest and second-lowest level of every group (of the runs pushed so far): the forecast
+// final median of the runs at this origin (`marked`, `finals`) when the stop list judges by it,
+// else, and for the runs not at this origin, the current log loss.
+GroupLeaders CurveStudy::group_leaders(const std::vector<int>& marked,
+                                       const std::vector<LevelForecast>& finals) const {
+  const int groups = int(group_end_.size());
+  std::vector<double> level(runs_.size(), kNaN);
+  for (int q = 0; q < runs_count(); ++q)
+    if (next_[std::size_t(q)] > 0) level[std::size_t(q)] = current_log_loss(q);
+  if (judge_by_final())
+    for (std::size_t i = 0; i < marked.size(); ++i) level[std::size_t(marked[i])] = finals[i].mid;
   GroupLeaders l;
   l.best.assign(std::size_t(groups), kNaN);
   l.second.assign(std::size_t(groups), kNaN);
@@ -310,7 +346,7 @@ GroupLeaders CurveStudy::group_leaders() const {
   for (int q = 0; q < runs_count(); ++q) {
     if (next_[std::size_t(q)] == 0) continue;
     const std::size_t gi = std::size_t(group_[std::size_t(q)]);
-    const double v = current_log_loss(q);
+    const double v = level[std::size_t(q)];
     if (l.best_run[gi] < 0 || v < l.best[gi]) {
       l.second[gi] = l.best[gi];
       l.best[gi] = v;
@@ -388,13 +424,13 @@ ForecastRow CurveStudy::forecast_row(const CurveForecast& f, const OriginFits& f
   return row;
 }
 
-// Probability of beating the best other run of its group: that the forecast at the largest horizon
-// (`longest`, the run's row there) lies below the lowest current log loss (mean of the newest 10)
-// of the other runs of the same group (runs of different problems are never compared). With
-// forecast.stop_by = learned, under the learned forecaster's two-piece normal; else the fraction of
-// the ensemble's calibrated sample paths below it.
+// Probability of beating the best other run of its group (runs of different problems are never
+// compared). With forecast.stop_by = learned and a pretrained model: that the run's final log loss
+// (`final`, the learned two-piece normal at its group's last step) lies below the lowest forecast
+// final median of the others. Else: the fraction of the ensemble's calibrated sample paths at the
+// largest horizon below the others' lowest current log loss (log mean of the newest 10).
 OriginRow CurveStudy::origin_row(const CurveForecast& f, int r, long long g,
-                                 const ForecastRow& longest, const GroupLeaders& leaders) const {
+                                 const LevelForecast& final, const GroupLeaders& leaders) const {
   const int K = horizon_count();
   const std::size_t gi = std::size_t(group_[std::size_t(r)]);
   OriginRow o;
@@ -402,12 +438,9 @@ OriginRow CurveStudy::origin_row(const CurveForecast& f, int r, long long g,
   o.origin = g;
   o.best_other = leaders.best_run[gi] == r ? leaders.second[gi] : leaders.best[gi];
   if (std::isnan(o.best_other)) return o;
-  if (settings_.stop_by_learned && !settings_.level_model.empty()) {
-    LevelForecast learned;
-    learned.mid = longest.base[kLearnedSlot];
-    learned.lo = longest.base_lo[kLearnedSlot];
-    learned.hi = longest.base_hi[kLearnedSlot];
-    o.beat_probability = learned.probability_below(o.best_other);
+  if (judge_by_final()) {
+    o.final_mid = final.mid, o.final_lo = final.lo, o.final_hi = final.hi;
+    o.beat_probability = final.probability_below(o.best_other);
     return o;
   }
   if (!settings_.ensemble) return o;  // no forecaster to judge by: never stopped

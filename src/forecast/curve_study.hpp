@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "forecast/adaptive_conformal.hpp"
@@ -75,8 +76,12 @@ struct ForecastRow {
 struct OriginRow {
   int run = 0;
   long long origin = 0;
-  double best_other = ForecastRow::kNaN;  // lowest current log loss of the other runs
+  // The best other run's level the run must beat: with forecast.stop_by = learned the lowest
+  // forecast final log loss (median) of the other runs of its group, else their lowest current one.
+  double best_other = ForecastRow::kNaN;
   double beat_probability = ForecastRow::kNaN;
+  // stop_by = learned: the run's forecast log loss at its group's last step, median and 90 %.
+  double final_mid = ForecastRow::kNaN, final_lo = ForecastRow::kNaN, final_hi = ForecastRow::kNaN;
 };
 
 // Mean |error| and 90 % coverage of every forecaster (index fi: kForecasterNames) per horizon
@@ -126,6 +131,7 @@ struct CurveStudyResult {
   StopList stop;
   CurveStudyTimings timings;
   double rollout_gflops = 0;  // the rollouts' GRU and head flops over the forecasts' time
+  std::string beat_method;    // how OriginRow::beat_probability was computed, in words
 };
 
 // Where the replay is, for progress lines.
@@ -170,10 +176,15 @@ class CurveStudy {
   CurveForecast ensemble_forecast(int origin_runs);
   int mark_origin_runs();
   OriginFits fit_origin(int r) const;
-  GroupLeaders group_leaders() const;
+  bool judge_by_final() const {
+    return settings_.stop_by_learned && !settings_.level_model.empty();
+  }
+  LevelForecast final_forecast(const OriginFits& fits, int r, long long g) const;
+  GroupLeaders group_leaders(const std::vector<int>& marked,
+                             const std::vector<LevelForecast>& finals) const;
   ForecastRow forecast_row(const CurveForecast& f, const OriginFits& fits, int r, int k,
                            long long g) const;
-  OriginRow origin_row(const CurveForecast& f, int r, long long g, const ForecastRow& longest,
+  OriginRow origin_row(const CurveForecast& f, int r, long long g, const LevelForecast& final,
                        const GroupLeaders& leaders) const;
   double current_log_loss(int r) const;
 
@@ -185,6 +196,7 @@ class CurveStudy {
   AdaptiveConformal calibration_;
   std::vector<EmpiricalErrors> base_errors_;  // baseline b, horizon k: entry b * K + k
   std::vector<int> group_;                    // run -> index of its group
+  std::vector<long long> group_end_;          // group -> last step of its longest run
   std::vector<ScheduleAreas> areas_;          // run -> S1, S2 of the law at every entry
   ForecastCombination combination_;
 

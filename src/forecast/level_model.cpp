@@ -61,6 +61,18 @@ std::vector<double> feature_scales(const std::vector<LevelSample>& samples) {
   return scale;
 }
 
+// The reweighting minimises the pinball loss smoothed within kKink of zero residual (log-loss
+// units; residuals are typically 0.01-0.5): strictly convex with the ridge, so it has one
+// minimiser, reached to kConverged in the standardised weights whatever the build's rounding.
+constexpr double kKink = 1e-3;
+constexpr double kConverged = 1e-10;
+
+double max_change(const std::vector<double>& a, const std::vector<double>& b) {
+  double m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
+  return m;
+}
+
 // Weighted ridge least squares on the standardised features; returns the standardised weights.
 std::vector<double> weighted_ridge(const std::vector<LevelSample>& samples,
                                    const std::vector<double>& scale,
@@ -124,30 +136,34 @@ std::vector<LevelSample> level_samples(const std::vector<Curve>& runs, const Lev
 }
 
 std::vector<double> fit_quantile(const std::vector<LevelSample>& samples, double quantile,
-                                 double ridge, int iterations) {
+                                 double ridge, int iterations, int* used) {
   HPT_REQUIRE(!samples.empty(), "fit_quantile: no samples");
   const std::vector<double> scale = feature_scales(samples);
-  std::vector<double> weight(samples.size(), 1.0), w;
-  constexpr double kFloor = 1e-4;  // of |residual| in the weights (the pinball loss's kink)
-  for (int it = 0; it < iterations; ++it) {
+  std::vector<double> weight(samples.size(), 1.0), w, previous;
+  int it = 0;
+  while (it < iterations) {
     w = weighted_ridge(samples, scale, weight, ridge);
+    ++it;
+    if (!previous.empty() && max_change(previous, w) < kConverged) break;
+    previous = w;
     for (std::size_t i = 0; i < samples.size(); ++i) {
       double pred = 0;
       for (int j = 0; j < kLevelFeatures; ++j)
         pred += w[std::size_t(j)] * samples[i].f.x[std::size_t(j)] / scale[std::size_t(j)];
       const double r = samples[i].change - pred;
-      weight[i] = (r >= 0 ? quantile : 1 - quantile) / std::max(std::fabs(r), kFloor);
+      weight[i] = (r >= 0 ? quantile : 1 - quantile) / std::max(std::fabs(r), kKink);
     }
   }
+  if (used) *used = it;
   for (int j = 0; j < kLevelFeatures; ++j) w[std::size_t(j)] /= scale[std::size_t(j)];
   return w;
 }
 
 LevelModel fit_level_model(const std::vector<LevelSample>& samples, double ridge, int iterations) {
   LevelModel m;
-  m.median = fit_quantile(samples, 0.5, ridge, iterations);
-  m.q05 = fit_quantile(samples, 0.05, ridge, iterations);
-  m.q95 = fit_quantile(samples, 0.95, ridge, iterations);
+  m.median = fit_quantile(samples, 0.5, ridge, iterations, &m.rounds[0]);
+  m.q05 = fit_quantile(samples, 0.05, ridge, iterations, &m.rounds[1]);
+  m.q95 = fit_quantile(samples, 0.95, ridge, iterations, &m.rounds[2]);
   m.samples = (long long)samples.size();
   return m;
 }

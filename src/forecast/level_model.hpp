@@ -4,6 +4,7 @@
 // on the features of forecast/level_features, pretrained on a corpus of curves (run.mode =
 // pretrain) and shipped as a model file. The median is the point forecast; the 5 % and 95 %
 // quantiles give a 90 % interval from a run's first forecast on.
+#include <array>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,8 @@ struct LevelModel {
   std::string corpus;
   long long runs = 0, samples = 0;
   std::vector<int> horizons;
+  // Reweighting rounds each fit took (median, 5 %, 95 %); not stored in the file.
+  std::array<int, 3> rounds{0, 0, 0};
   bool empty() const { return median.empty(); }
 };
 
@@ -50,9 +53,10 @@ struct LevelSampling {
 std::vector<LevelSample> level_samples(const std::vector<Curve>& runs, const LevelSampling& s);
 
 // Quantile regression of the changes on the features (iteratively reweighted least squares of the
-// pinball loss on standardised features, with a ridge penalty `ridge`).
+// pinball loss on standardised features, with a ridge penalty `ridge`), until the weights move by
+// less than 1e-8 or after `iterations` rounds; `used`, when given, receives the rounds taken.
 std::vector<double> fit_quantile(const std::vector<LevelSample>& samples, double quantile,
-                                 double ridge, int iterations);
+                                 double ridge, int iterations, int* used = nullptr);
 LevelModel fit_level_model(const std::vector<LevelSample>& samples, double ridge, int iterations);
 
 }  // namespace hpt::forecast

@@ -20,18 +20,22 @@ const char* const kPretrainHorizonsExample = "10,25,50,100,200,400";
 
 void declare_pretrain_options(OptionSchema& s) {
   s.add_string("pretrain.input", "",
-               "curve file of the corpus the level forecaster is fitted to (the formats of "
-               "forecast.input); its runs should be others than those it will be judged on");
+               "curve files of the corpus the level forecaster is fitted to, comma-separated (the "
+               "formats of forecast.input); their runs should be others than those it will be "
+               "judged on");
   s.add_string("pretrain.split", "",
-               "only the runs whose HDF5 attribute `split` has this value (empty: every run)");
+               "only the runs whose HDF5 attribute `split` is one of these comma-separated values "
+               "(empty: every run)");
   s.add_bool("pretrain.skip_bad_runs", false,
              "skip a malformed run with a warning instead of refusing the file");
   s.add_string("pretrain.horizons", kPretrainHorizonsExample,
                "horizons in steps the model is fitted at (>= 5, increasing)");
   s.add_int("pretrain.every", 10, "an origin every this many entries of each run", 1, 1000000);
   s.add_real("pretrain.ridge", 10.0, "ridge penalty of the quantile regressions", 0.0, 1e12);
-  s.add_int("pretrain.iterations", 40,
-            "reweighted least-squares iterations of each quantile regression", 1, 10000);
+  s.add_int("pretrain.iterations", 3000,
+            "most reweighted least-squares rounds of each quantile regression (each stops when its "
+            "weights move by less than 1e-8)",
+            1, 100000);
   s.add_string("forecast.pretrained", "default",
                "learned level forecaster: default (the model shipped with hpt), none, or a model "
                "file written by run.mode = pretrain");

@@ -2,6 +2,7 @@
 hpt binary, forecast from its HDF5 and CSV curve files (the same forecasts), the output file's
 structure and scores, and malformed inputs refused with exit 2, a message naming file, run and
 line/dataset, and nothing written."""
+import math
 import os
 import subprocess
 import sys
@@ -104,6 +105,37 @@ with f5.File(outputs["h5"], "r") as f, f5.File(outputs["csv"], "r") as g:
     check(runs == swept and len(runs) == 6, "every run of the small sweep in the output", str(runs))
     check("best_run_kept" in f["stop"].attrs and "total_steps_saved" in f["stop"].attrs,
           "stop list summary stored")
+
+# The stop rule of forecast.stop_by = learned rebuilt from the stored forecasts: each run's level
+# to beat is the lowest forecast final median of the others at that origin (a run not at the origin
+# counts with its current level: log mean of its newest 10 losses), and the probability is that of
+# the two-piece normal of the run's final 5/50/95 % forecast lying below it.
+with f5.File(outputs["h5"], "r") as f, f5.File(os.path.join(sweep, "curves.h5"), "r") as c:
+    ids = {int(g.attrs["index"]): g.attrs["id"] for g in f["runs"].values()}
+    curves = {i: (c[f"runs/{ids[i]}/step"][...], c[f"runs/{ids[i]}/loss"][...]) for i in ids}
+    o = {k: f["origins/" + k][...] for k in f["origins"].keys()}
+    worst_best, worst_p = 0.0, 0.0
+    for j in range(len(o["run"])):
+        at = o["origin"] == o["origin"][j]
+        levels = []
+        for q in ids:
+            if q == o["run"][j]:
+                continue
+            here = at & (o["run"] == q)
+            step, loss = curves[q]
+            seen = loss[step <= o["origin"][j]]
+            if here.any():
+                levels.append(o["final_q50"][here][0])
+            elif seen.size:
+                levels.append(np.log(np.mean(seen[-10:])))
+        b, mid, lo, hi = min(levels), o["final_q50"][j], o["final_q05"][j], o["final_q95"][j]
+        spread = (mid - lo if b < mid else hi - mid) / 1.6448536269514722
+        p = 0.5 * math.erfc(-(b - mid) / (spread * math.sqrt(2))) if spread > 0 else float(b > mid)
+        worst_best = max(worst_best, abs(b - o["best_other"][j]))
+        worst_p = max(worst_p, abs(p - o["beat_probability"][j]))
+    check(worst_best < 1e-9 and worst_p < 1e-9,
+          "stop_by = learned: the level to beat and the probability follow the rule rebuilt here",
+          f"{worst_best} {worst_p}")
 
 # forecast.ensemble = off: no hpt column; the ensemble-free forecasters and the stop list unchanged
 # (combined blends the ensemble in when it is on, so it is left out of the comparison).
