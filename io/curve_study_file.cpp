@@ -27,9 +27,9 @@ void write_int64(H5Group& g, const std::string& name, const std::vector<std::int
   g.write_dataset(name, H5Element::Int64, v.data(), {v.size()});
 }
 
-// One value per forecast row.
-template <class Get>
-std::vector<double> column(const std::vector<ForecastRow>& rows, Get get) {
+// One value per row (forecast or validation row).
+template <class Row, class Get>
+std::vector<double> column(const std::vector<Row>& rows, Get get) {
   std::vector<double> v(rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) v[i] = get(rows[i]);
   return v;
@@ -122,6 +122,35 @@ void write_summary(H5Group& root, const CurveStudyResult& result) {
     write_doubles(g, "coverage", cv);
   }
   write_doubles(sg, "hpt_width_factor", result.width_factor);
+}
+
+// /validation: the learned forecasts of validation points, and their scores per horizon.
+void write_validation(H5Group& root, const CurveStudyResult& result) {
+  if (result.validation.empty()) return;
+  H5Group vg = root.create_group("validation");
+  const auto& rows = result.validation;
+  std::vector<int> run, horizon;
+  std::vector<std::int64_t> origin, step;
+  for (const auto& v : rows) {
+    run.push_back(v.run);
+    origin.push_back(v.origin);
+    horizon.push_back(result.horizons[std::size_t(v.k)]);
+    step.push_back(v.f.val_step);
+  }
+  write_ints(vg, "run", run);
+  write_int64(vg, "origin", origin);
+  write_ints(vg, "horizon", horizon);
+  write_int64(vg, "val_step", step);
+  using Row = forecast::ValidationRow;
+  write_doubles(vg, "last", column(rows, [](const Row& v) { return v.f.level; }));
+  write_doubles(vg, "forecast", column(rows, [](const Row& v) { return v.f.mid; }));
+  write_doubles(vg, "q05", column(rows, [](const Row& v) { return v.f.lo; }));
+  write_doubles(vg, "q95", column(rows, [](const Row& v) { return v.f.hi; }));
+  write_doubles(vg, "target", column(rows, [](const Row& v) { return v.f.target; }));
+  const forecast::ValidationScores& s = result.validation_scores;
+  write_doubles(vg, "learned_mean_error", s.learned_error);
+  write_doubles(vg, "last_mean_error", s.last_error);
+  write_doubles(vg, "coverage", s.coverage);
 }
 
 // /origins: each run's probability of beating the best other run at each origin.
@@ -218,6 +247,7 @@ void write_curve_study_file(const std::string& path, const std::string& resolved
   write_baselines(root, result.rows);
   write_summary(root, result);
   write_origins(root, result.origins);
+  write_validation(root, result);
   write_runs(root, runs, result.stop);
   write_stop_list(root, result.stop, result.timings.run_steps);
   crash_point("forecast_output_written", 0);  // the crash tests' instant: written, not yet renamed

@@ -111,6 +111,22 @@ io::TextTable scores_table(const CurveStudyResult& result) {
   return table;
 }
 
+// The validation forecasts' scores per horizon (empty when no run has validation losses).
+std::string validation_table(const CurveStudyResult& result) {
+  const forecast::ValidationScores& v = result.validation_scores;
+  long total = 0;
+  for (long n : v.targets) total += n;
+  if (total == 0) return "";
+  io::TextTable table({"horizon", "validation points", "mean |error| last val",
+                       "mean |error| learned val", "90% coverage"});
+  for (std::size_t k = 0; k < v.targets.size(); ++k)
+    table.add_row({std::to_string(result.horizons[k]), std::to_string(v.targets[k]),
+                   io::fmt(v.last_error[k]), io::fmt(v.learned_error[k]), io::fmt(v.coverage[k])});
+  return "validation loss (first validation point at or after each horizon; last val: the log "
+         "mean of the newest 3):\n" +
+         table.str();
+}
+
 // The sizes, the scores per horizon and the stop list.
 void print_summary(const CurveStudyResult& result, const std::vector<forecast::Curve>& runs,
                    const RssmDynamics& dynamics, const forecast::CurveStudySettings& settings) {
@@ -128,8 +144,9 @@ void print_summary(const CurveStudyResult& result, const std::vector<forecast::C
   std::cout << scores_table(result).str()
             << "coverage: hpt after the adaptive conformal correction; baselines "
             << "from the 5/95 % quantiles of their own past errors (once 10 are known)\n"
-            << "stop list at " << io::fmt(s.stop_at) << " of each run: " << s.stopped_count
-            << " of " << R << " runs stopped (P(beat best other) < " << io::fmt(s.below_probability)
+            << validation_table(result) << "stop list at " << io::fmt(s.stop_at)
+            << " of each run: " << s.stopped_count << " of " << R
+            << " runs stopped (P(beat best other) < " << io::fmt(s.below_probability)
             << "), saving " << s.total_steps_saved << " of " << result.timings.run_steps
             << " run-steps; the eventually best run of every group "
             << (s.best_run_kept ? "kept" : "NOT kept (one was STOPPED)") << " (best of all: '"
@@ -171,6 +188,7 @@ void check_forecast_inputs(const RunContext& ctx) {
   const forecast::CurveSet set = read_input(ctx.config);  // every run validated before any output
   std::vector<std::string> notes;
   forecast::fit_horizons_to_runs(settings, set, notes);
+  forecast::check_stop_level(settings, set);
   const std::string model = ctx.config.get_string("forecast.model");
   if (!model.empty()) io::check_model_file(model, "forecast.model", ctx.config);
   const std::string pretrained = forecast::pretrained_model_path(ctx.config);
@@ -185,6 +203,7 @@ int run_forecast_mode(const RunContext& ctx) {
   warn_skipped_runs(set, c);
   std::vector<std::string> notes = set.notes;
   forecast::fit_horizons_to_runs(settings, set, notes);
+  forecast::check_stop_level(settings, set);
   print_notes(notes, c);
   load_pretrained(settings, c);
 

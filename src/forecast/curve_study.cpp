@@ -46,9 +46,11 @@ TelemetryRecord entry_record(const Curve& run, int i, long long g) {
 }
 
 // Run r of the stop list: judged at its latest origin at or before entry stop_at * length.
-void judge_run(const Curve& run, int r, const std::vector<OriginRow>& origins, StopList& s) {
+void judge_run(const Curve& run, int r, const std::vector<OriginRow>& origins, bool by_validation,
+               StopList& s) {
   const std::size_t i = std::size_t(r);
-  s.final_log_loss[i] = forecast_last(run.loss, int(run.loss.size()));
+  s.final_log_loss[i] = by_validation ? validation_level(run, run.steps.back())
+                                      : forecast_last(run.loss, int(run.loss.size()));
   const int judge_entries = std::max(1, int(std::floor(s.stop_at * double(run.steps.size()))));
   const long long judge_step = run.steps[std::size_t(judge_entries - 1)];
   for (const OriginRow& o : origins) {
@@ -158,7 +160,10 @@ CurveStudyResult CurveStudy::run(const std::function<void(const ReplayProgress&)
   result.scores = score_rows(rows_, horizon_count());
   for (int k = 0; k < horizon_count(); ++k)
     result.width_factor.push_back(calibration_.width_factor(k));
-  result.stop = judge_stops(runs_, origins_, settings_.stop_at, settings_.stop_confidence);
+  result.stop = judge_stops(runs_, origins_, settings_.stop_at, settings_.stop_confidence,
+                            settings_.stop_on_validation);
+  result.validation_scores = score_validation(validation_, horizon_count());
+  result.validation = std::move(validation_);
   result.timings = timings_;
   result.beat_method =
       judge_by_final()
@@ -277,37 +282,51 @@ int CurveStudy::mark_origin_runs() {
 }
 
 // An origin: every active run with enough history is forecast at every horizon, by the ensemble
-// and the baselines, and gets its probability of beating the best other run.
+// and the baselines (and its validation points by the learned change), and gets its probability of
+// beating the best other run.
 void CurveStudy::forecast_at_origin(long long g) {
   const int origin_runs = mark_origin_runs();
   if (origin_runs == 0) return;
-  const int K = horizon_count();
   const CurveForecast f = settings_.ensemble ? ensemble_forecast(origin_runs) : CurveForecast{};
-  std::vector<int> marked;
+  OriginWork w;
   for (int r = 0; r < runs_count(); ++r)
-    if (host_origin_(r)) marked.push_back(r);
+    if (host_origin_(r)) w.marked.push_back(r);
+  const std::size_t K = std::size_t(horizon_count());
+  w.rows.resize(w.marked.size() * K);
+  w.validation.resize(w.marked.size() * K);
+  w.finals.resize(w.marked.size());
   // The runs' fits and rows are independent: made on the host's threads, kept in run order.
-  std::vector<ForecastRow> made(marked.size() * std::size_t(K));
-  std::vector<LevelForecast> finals(marked.size());
-  Kokkos::parallel_for("hpt::forecast_origin_rows", Kokkos::RangePolicy<HostExec>(0, marked.size()),
-                       [&](std::size_t i) {
-                         const int r = marked[i];
-                         const OriginFits fits = fit_origin(r);
-                         for (int k = 0; k < K; ++k)
-                           made[i * std::size_t(K) + std::size_t(k)] =
-                               forecast_row(f, fits, r, k, g);
-                         if (judge_by_final()) finals[i] = final_forecast(fits, r, g);
-                       });
+  Kokkos::parallel_for("hpt::forecast_origin_rows",
+                       Kokkos::RangePolicy<HostExec>(0, w.marked.size()),
+                       [&](std::size_t i) { forecast_run(f, g, i, w); });
   HostExec().fence();
-  const GroupLeaders leaders = group_leaders(marked, finals);
-  for (std::size_t i = 0; i < marked.size(); ++i)
-    origins_.push_back(origin_row(f, marked[i], g, finals[i], leaders));
-  for (std::size_t i = 0; i < made.size(); ++i) {
-    const ForecastRow& row = made[i];
+  const GroupLeaders leaders = group_leaders(w.marked, w.finals, g);
+  for (std::size_t i = 0; i < w.marked.size(); ++i)
+    origins_.push_back(origin_row(f, w.marked[i], g, w.finals[i], leaders));
+  for (const ForecastRow& row : w.rows) {
     if (!std::isnan(row.target))
       due_.emplace(g + settings_.horizons[std::size_t(row.k)] + kTargetAfter, rows_.size());
     rows_.push_back(row);
   }
+  for (const ValidationRow& v : w.validation)
+    if (v.f.val_step >= 0) validation_.push_back(v);
+}
+
+// The i-th marked run of an origin: its rows at every horizon, its validation forecasts and the
+// forecast of its final level.
+void CurveStudy::forecast_run(const CurveForecast& f, long long g, std::size_t i,
+                              OriginWork& w) const {
+  const int r = w.marked[i], K = horizon_count();
+  const OriginFits fits = fit_origin(r);
+  for (int k = 0; k < K; ++k) {
+    const std::size_t at = i * std::size_t(K) + std::size_t(k);
+    w.rows[at] = forecast_row(f, fits, r, k, g);
+    if (!settings_.level_model.empty())
+      w.validation[at] = {r, g, k,
+                          forecast_validation(runs_[std::size_t(r)], settings_.level_model,
+                                              fits.level, settings_.horizons[std::size_t(k)])};
+  }
+  if (judge_by_final()) w.finals[i] = final_forecast(fits, r, g);
 }
 
 // The fits of run r at the current origin that every horizon shares.
@@ -323,6 +342,8 @@ OriginFits CurveStudy::fit_origin(int r) const {
 LevelForecast CurveStudy::final_forecast(const OriginFits& fits, int r, long long g) const {
   const Curve& run = runs_[std::size_t(r)];
   const long long h = group_end_[std::size_t(group_[std::size_t(r)])] - g;
+  if (settings_.stop_on_validation)
+    return final_validation(run, settings_.level_model, fits.level, g + h);
   if (h <= kTargetBefore) return {fits.level.last, fits.level.last, fits.level.last};
   return level_forecast(settings_.level_model,
                         level_features(fits.level, run.steps, run.lr, int(std::min(h, 1LL << 30))));
@@ -332,11 +353,12 @@ LevelForecast CurveStudy::final_forecast(const OriginFits& fits, int r, long lon
 // final median of the runs at this origin (`marked`, `finals`) when the stop list judges by it,
 // else, and for the runs not at this origin, the current log loss.
 GroupLeaders CurveStudy::group_leaders(const std::vector<int>& marked,
-                                       const std::vector<LevelForecast>& finals) const {
+                                       const std::vector<LevelForecast>& finals,
+                                       long long g) const {
   const int groups = int(group_end_.size());
   std::vector<double> level(runs_.size(), kNaN);
   for (int q = 0; q < runs_count(); ++q)
-    if (next_[std::size_t(q)] > 0) level[std::size_t(q)] = current_log_loss(q);
+    if (next_[std::size_t(q)] > 0) level[std::size_t(q)] = current_level(q, g);
   if (judge_by_final())
     for (std::size_t i = 0; i < marked.size(); ++i) level[std::size_t(marked[i])] = finals[i].mid;
   GroupLeaders l;
@@ -455,6 +477,13 @@ OriginRow CurveStudy::origin_row(const CurveForecast& f, int r, long long g,
   return o;
 }
 
+// The level a run has at step g for the stop list: its current log loss, or with
+// forecast.stop_on = validation its validation level.
+double CurveStudy::current_level(int r, long long g) const {
+  return settings_.stop_on_validation ? validation_level(runs_[std::size_t(r)], g)
+                                      : current_log_loss(r);
+}
+
 // Log mean of the newest 10 losses of run r pushed so far.
 double CurveStudy::current_log_loss(int r) const {
   const int n = next_[std::size_t(r)];
@@ -490,8 +519,30 @@ HorizonScores score_rows(const std::vector<ForecastRow>& rows, int horizons) {
   return s;
 }
 
+ValidationScores score_validation(const std::vector<ValidationRow>& rows, int horizons) {
+  ValidationScores s;
+  s.targets.assign(std::size_t(horizons), 0);
+  std::vector<double> learned(std::size_t(horizons), 0), last(std::size_t(horizons), 0),
+      inside(std::size_t(horizons), 0);
+  for (const ValidationRow& v : rows) {
+    if (std::isnan(v.f.target)) continue;
+    const std::size_t k = std::size_t(v.k);
+    s.targets[k] += 1;
+    learned[k] += std::fabs(v.f.mid - v.f.target);
+    last[k] += std::fabs(v.f.level - v.f.target);
+    inside[k] += (v.f.target >= v.f.lo && v.f.target <= v.f.hi) ? 1 : 0;
+  }
+  for (std::size_t k = 0; k < std::size_t(horizons); ++k) {
+    const double n = double(s.targets[k]);
+    s.learned_error.push_back(n > 0 ? learned[k] / n : kNaN);
+    s.last_error.push_back(n > 0 ? last[k] / n : kNaN);
+    s.coverage.push_back(n > 0 ? inside[k] / n : kNaN);
+  }
+  return s;
+}
+
 StopList judge_stops(const std::vector<Curve>& runs, const std::vector<OriginRow>& origins,
-                     double stop_at, double stop_confidence) {
+                     double stop_at, double stop_confidence, bool by_validation) {
   const std::size_t R = runs.size();
   StopList s;
   s.stop_at = stop_at;
@@ -503,7 +554,7 @@ StopList judge_stops(const std::vector<Curve>& runs, const std::vector<OriginRow
   s.steps_saved.assign(R, 0);
   s.stopped.assign(R, 0);
   for (int r = 0; r < int(R); ++r) {
-    judge_run(runs[std::size_t(r)], r, origins, s);
+    judge_run(runs[std::size_t(r)], r, origins, by_validation, s);
     if (s.final_log_loss[std::size_t(r)] < s.final_log_loss[std::size_t(s.best_run)])
       s.best_run = r;
   }

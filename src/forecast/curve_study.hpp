@@ -20,6 +20,7 @@
 #include "forecast/forecast_combination.hpp"
 #include "forecast/level_model.hpp"
 #include "forecast/schedule_law.hpp"
+#include "forecast/validation_forecast.hpp"
 #include "physics-style-modules/dynamics/rssm_online.hpp"
 #include "physics-style-modules/encoder/encoder.hpp"
 
@@ -49,12 +50,13 @@ struct CurveStudySettings {
   int calibration_window = 200;                              // forecast.calibration_window
   double stop_at = 0.25;                                     // forecast.stop_at
   double stop_confidence = 0.9;                              // forecast.stop_confidence
-  bool stop_by_learned = true;    // forecast.stop_by = learned (else hpt's ensemble paths)
-  bool ensemble = true;           // forecast.ensemble: off leaves the hpt column NaN
-  std::uint64_t seed = 1;         // run.seed
-  std::size_t print_every = 100;  // run.print_every
-  RssmTrainOptions training;      // [dynamics] online training
-  LevelModel level_model;         // forecast.pretrained; empty: `learned` repeats `last`
+  bool stop_by_learned = true;      // forecast.stop_by = learned (else hpt's ensemble paths)
+  bool ensemble = true;             // forecast.ensemble: off leaves the hpt column NaN
+  bool stop_on_validation = false;  // forecast.stop_on = validation (else train)
+  std::uint64_t seed = 1;           // run.seed
+  std::size_t print_every = 100;    // run.print_every
+  RssmTrainOptions training;        // [dynamics] online training
+  LevelModel level_model;           // forecast.pretrained; empty: `learned` repeats `last`
 };
 
 // One scored forecast (run, origin, horizon index k) of hpt and the baselines. Log losses.
@@ -71,6 +73,22 @@ struct ForecastRow {
   double base_hi[kBaselines] = {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};
   int base_inside[kBaselines] = {-1, -1, -1, -1, -1, -1};  // -1: target or interval unknown
 };
+
+// A forecast of a validation point (run, origin, horizon index k) by the learned change.
+struct ValidationRow {
+  int run = 0;
+  long long origin = 0;
+  int k = 0;
+  ValidationForecast f;
+};
+
+// Per horizon index k: targets, mean |error| of the learned validation forecast and of the
+// validation level (`last`), and the learned interval's coverage.
+struct ValidationScores {
+  std::vector<long> targets;
+  std::vector<double> learned_error, last_error, coverage;
+};
+ValidationScores score_validation(const std::vector<ValidationRow>& rows, int horizons);
 
 // A run at an origin: its probability of beating the best other run.
 struct OriginRow {
@@ -97,6 +115,8 @@ struct HorizonScores {
 
 // Each run judged at its latest origin at or before entry stop_at * length: stopped when its
 // probability of beating the best other run is below 1 - stop_confidence. Per run r unless named.
+// final_log_loss: the run's last training level, or with forecast.stop_on = validation its last
+// validation level.
 struct StopList {
   double stop_at = 0, below_probability = 0;
   std::vector<double> final_log_loss, latest_beat, stop_probability;
@@ -122,9 +142,11 @@ struct CurveStudyResult {
   std::vector<int> horizons;
   long long every = 0;
   int train_runs = 0;
-  std::size_t steps = 0;           // distinct steps of all runs, replayed in order
-  long long training_updates = 0;  // BPTT updates of the shared ensemble
-  std::vector<ForecastRow> rows;   // in the order the forecasts were made
+  std::size_t steps = 0;                  // distinct steps of all runs, replayed in order
+  long long training_updates = 0;         // BPTT updates of the shared ensemble
+  std::vector<ForecastRow> rows;          // in the order the forecasts were made
+  std::vector<ValidationRow> validation;  // runs with validation losses (learned model only)
+  ValidationScores validation_scores;
   std::vector<OriginRow> origins;
   HorizonScores scores;
   std::vector<double> width_factor;  // hpt's calibrated width factor per horizon at the end
@@ -156,6 +178,15 @@ struct GroupLeaders {
   std::vector<int> best_run;
 };
 
+// What the runs of one origin produce (made on the host's threads, entry per marked run and
+// horizon).
+struct OriginWork {
+  std::vector<int> marked;
+  std::vector<ForecastRow> rows;
+  std::vector<ValidationRow> validation;
+  std::vector<LevelForecast> finals;
+};
+
 class CurveStudy {
  public:
   // `runs`, `dynamics` (initialised or loaded) and `encoder` must outlive the study.
@@ -181,12 +212,14 @@ class CurveStudy {
   }
   LevelForecast final_forecast(const OriginFits& fits, int r, long long g) const;
   GroupLeaders group_leaders(const std::vector<int>& marked,
-                             const std::vector<LevelForecast>& finals) const;
+                             const std::vector<LevelForecast>& finals, long long g) const;
+  void forecast_run(const CurveForecast& f, long long g, std::size_t i, OriginWork& w) const;
   ForecastRow forecast_row(const CurveForecast& f, const OriginFits& fits, int r, int k,
                            long long g) const;
   OriginRow origin_row(const CurveForecast& f, int r, long long g, const LevelForecast& final,
                        const GroupLeaders& leaders) const;
   double current_log_loss(int r) const;
+  double current_level(int r, long long g) const;  // the stop list's: training or validation
 
   const std::vector<Curve>& runs_;
   CurveStudySettings settings_;
@@ -210,6 +243,7 @@ class CurveStudy {
 
   std::vector<long long> grid_;  // every step of any run, in order: all runs walk forward together
   std::vector<ForecastRow> rows_;
+  std::vector<ValidationRow> validation_;
   std::vector<OriginRow> origins_;
   std::multimap<long long, std::size_t> due_;  // step at which a row's target is known -> row
   std::vector<int> next_;                      // entries of run r pushed so far
@@ -221,6 +255,6 @@ HorizonScores score_rows(const std::vector<ForecastRow>& rows, int horizons);
 
 // The stop list of `runs` from their origins' beat probabilities.
 StopList judge_stops(const std::vector<Curve>& runs, const std::vector<OriginRow>& origins,
-                     double stop_at, double stop_confidence);
+                     double stop_at, double stop_confidence, bool by_validation = false);
 
 }  // namespace hpt::forecast

@@ -63,6 +63,9 @@ void declare_forecast_options(OptionSchema& s) {
             "update each, round robin; 0: no online training)",
             0, 1 << 20);
   s.add_string("forecast.model", "", "dynamics model file written by hpt (empty: seeded init)");
+  s.add_choice("forecast.stop_on", "train", {"train", "validation"},
+               "the level the stop list compares runs by: train (the training loss) or validation "
+               "(the validation loss, forecast by the learned change; every run needs val_loss)");
   s.add_choice("forecast.ensemble", "on", {"on", "off"},
                "hpt's RSSM ensemble (the hpt column, trained online): on, or off for the other "
                "forecasters alone, many times faster on large sweeps");
@@ -102,6 +105,11 @@ CurveStudySettings read_curve_study_settings(const Config& c) {
   s.stop_confidence = c.get_real("forecast.stop_confidence");
   s.stop_by_learned = c.get_string("forecast.stop_by") == "learned";
   s.ensemble = c.get_string("forecast.ensemble") == "on";
+  s.stop_on_validation = c.get_string("forecast.stop_on") == "validation";
+  if (s.stop_on_validation && !s.stop_by_learned)
+    throw InputError(
+        "forecast.stop_on = validation: the validation forecast is the learned one, but "
+        "forecast.stop_by = hpt; expected forecast.stop_by = learned or forecast.stop_on = train");
   if (!s.ensemble && !s.stop_by_learned)
     throw InputError(
         "forecast.stop_by = hpt: the stop list needs the ensemble's sample paths, but "
@@ -124,6 +132,15 @@ long long longest_scorable(const Curve& c, long long every) {
 }
 
 }  // namespace
+
+void check_stop_level(const CurveStudySettings& s, const CurveSet& set) {
+  if (!s.stop_on_validation) return;
+  for (const Curve& c : set.runs)
+    if (c.val_steps.empty())
+      throw InputError("forecast.stop_on = validation: run '" + c.id +
+                       "' has no validation losses; expected val_step/val_loss for every run "
+                       "(docs/outputs.md#loss-curves), or forecast.stop_on = train");
+}
 
 void fit_horizons_to_runs(CurveStudySettings& s, const CurveSet& set,
                           std::vector<std::string>& notes) {

@@ -22,6 +22,10 @@ std::vector<int> parse_horizons(const Config& config);
 // InputError when forecast.stop_at is not strictly between 0 and 1.
 CurveStudySettings read_curve_study_settings(const Config& config);
 
+// With forecast.stop_on = validation, every run must have validation losses (InputError naming
+// the key and the first run without them).
+void check_stop_level(const CurveStudySettings& settings, const CurveSet& set);
+
 // Keeps the horizons that at least one run is long enough to score, with a note naming the
 // others; InputError naming forecast.horizons when no run can score any of them.
 void fit_horizons_to_runs(CurveStudySettings& settings, const CurveSet& set,

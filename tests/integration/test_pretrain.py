@@ -12,8 +12,9 @@ h5py = hptest.h5()
 out = os.path.join(a.work, "out")
 
 
-def write_corpus(path, runs=6, steps=400, split=None):
-    """Seeded noisy power laws under cosine schedules, in hpt's HDF5 curve layout."""
+def write_corpus(path, runs=6, steps=400, split=None, val_every=0):
+    """Seeded noisy power laws under cosine schedules, in hpt's HDF5 curve layout; with val_every, a
+    validation loss (the noiseless law, 5 % above) every val_every steps."""
     rng = np.random.default_rng(5)
     with h5py.File(path, "w") as f:
         for r in range(runs):
@@ -22,6 +23,9 @@ def write_corpus(path, runs=6, steps=400, split=None):
             loss = (0.2 + (1 + r) * s ** -0.4) * np.exp(0.05 * rng.standard_normal(steps))
             g = f.create_group(f"runs/r{r}")
             g["step"], g["loss"], g["lr"] = s.astype(np.int64), loss, lr
+            if val_every:
+                vs = s[val_every - 1::val_every]
+                g["val_step"], g["val_loss"] = vs.astype(np.int64), 1.05 * (0.2 + (1 + r) * vs ** -0.4)
             if split:
                 g.attrs["split"] = split[r % len(split)]
 
@@ -92,6 +96,50 @@ for name, sets, model in (("default", [], shipped), ("named", [f"forecast.pretra
         hptest.check("learned" in f["summary"], f"{name}: the summary scores learned")
 r = hptest.run(a.hpt, fdeck, "output.name=fc_none", "forecast.pretrained=none")
 hptest.check(r.returncode == 0 and "learned forecaster repeats last" in r.stdout, "forecast.pretrained = none")
+
+# 3b. Validation losses: each validation point at or after origin + h is forecast as the validation
+# level (log mean of the newest 3 points) moved by the learned change of the training level; with
+# validation every 10 steps and origins every 20 the point is exactly origin + h, so the change equals
+# learned - last of the training rows. stop_on = validation judges runs by their validation level.
+vcurves = os.path.join(a.work, "vcurves.h5")
+write_corpus(vcurves, runs=3, steps=300, val_every=10)
+r = hptest.run(a.hpt, fdeck, f"forecast.input={vcurves}", "output.name=fc_val", "forecast.stop_on=validation")
+hptest.check(r.returncode == 0 and "validation loss" in r.stdout, "forecast with validation losses",
+             r.stdout[-800:] + r.stderr[-600:])
+vfile = os.path.join(out, "fc_val.h5")
+if os.path.exists(vfile):
+    with h5py.File(vfile, "r") as f, h5py.File(vcurves, "r") as c:
+        v = {k: f["validation/" + k][()] for k in f["validation"].keys()}
+        ids = {int(g.attrs["index"]): g.attrs["id"] for g in f["runs"].values()}
+        rows = {(int(r_), int(o), int(h)): i for i, (r_, o, h) in
+                enumerate(zip(f["forecasts/run"][()], f["forecasts/origin"][()], f["forecasts/horizon"][()]))}
+        learned, last = f["baselines/learned/forecast"][()], f["baselines/last/forecast"][()]
+        worst = {"step": 0, "target": 0.0, "last": 0.0, "change": 0.0}
+        for i in range(len(v["run"])):
+            run_id = ids[int(v["run"][i])]
+            vs, vl = c[f"runs/{run_id}/val_step"][()], c[f"runs/{run_id}/val_loss"][()]
+            o, h = int(v["origin"][i]), int(v["horizon"][i])
+            want_step = vs[vs >= o + h][0]
+            worst["step"] = max(worst["step"], abs(int(v["val_step"][i]) - int(want_step)))
+            worst["target"] = max(worst["target"], abs(v["target"][i] - np.log(vl[vs == want_step][0])))
+            worst["last"] = max(worst["last"], abs(v["last"][i] - np.log(np.mean(vl[vs <= o][-3:]))))
+            j = rows[(int(v["run"][i]), o, h)]
+            worst["change"] = max(worst["change"], abs((v["forecast"][i] - v["last"][i]) - (learned[j] - last[j])))
+        hptest.check(worst["step"] == 0 and max(worst["target"], worst["last"], worst["change"]) < 1e-9,
+                     "validation rows: point, target, level and learned change rebuilt here", str(worst))
+        hptest.check(np.all((v["q05"] <= v["forecast"]) & (v["forecast"] <= v["q95"])),
+                     "validation forecasts inside their intervals")
+        for k, h in enumerate(f.attrs["horizons"]):
+            sel = v["horizon"] == h
+            hptest.check(abs(v["learned_mean_error"][k] - np.mean(np.abs(v["forecast"][sel] - v["target"][sel]))) < 1e-12,
+                         f"validation mean error at h = {h} is the rows' mean")
+        fin = [abs(g.attrs["final_log_loss"] - np.log(np.mean(c[f"runs/{g.attrs['id']}/val_loss"][()][-3:])))
+               for g in f["runs"].values()]
+        hptest.check(max(fin) < 1e-12, "stop_on = validation: a run's final level is its validation level")
+r = hptest.run(a.hpt, fdeck, "output.name=fc_noval", "forecast.stop_on=validation")
+hptest.check(r.returncode == 2 and "forecast.stop_on = validation" in r.stderr and "no validation losses" in r.stderr
+             and not os.path.exists(os.path.join(out, "fc_noval.h5")), "stop_on = validation without them: exit 2",
+             r.stderr)
 
 # 4. Bad inputs: exit 2, the key named, nothing written.
 bad_out = os.path.join(a.work, "bad")

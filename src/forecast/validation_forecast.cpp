@@ -1,0 +1,60 @@
+#include "forecast/validation_forecast.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "forecast/baselines.hpp"
+
+namespace hpt::forecast {
+
+double validation_level(const Curve& c, long long t) {
+  const auto end = std::upper_bound(c.val_steps.begin(), c.val_steps.end(), t);
+  const int n = int(end - c.val_steps.begin());
+  if (n == 0) return ValidationForecast::kNaN;
+  double sum = 0;
+  for (int i = std::max(0, n - kValidationPoints); i < n; ++i)
+    sum += std::max(c.val_loss[std::size_t(i)], kMinLoss);
+  return std::log(std::max(sum / double(std::min(n, kValidationPoints)), kMinLoss));
+}
+
+long long validation_step_at_or_after(const Curve& c, long long t) {
+  const auto it = std::lower_bound(c.val_steps.begin(), c.val_steps.end(), t);
+  return it == c.val_steps.end() ? -1 : *it;
+}
+
+namespace {
+
+// The learned change of the training level from the origin to h steps ahead, added to `level`.
+LevelForecast moved(const Curve& c, const LevelModel& model, const LevelHistory& hist, int h,
+                    double level) {
+  const LevelForecast train = level_forecast(model, level_features(hist, c.steps, c.lr, h));
+  return {level + train.mid - hist.last, level + train.lo - hist.last,
+          level + train.hi - hist.last};
+}
+
+}  // namespace
+
+ValidationForecast forecast_validation(const Curve& c, const LevelModel& model,
+                                       const LevelHistory& hist, int h) {
+  ValidationForecast f;
+  const double level = validation_level(c, hist.t);
+  const long long at = validation_step_at_or_after(c, hist.t + h);
+  if (model.empty() || std::isnan(level) || at < 0) return f;
+  f.val_step = at;
+  f.level = level;
+  const LevelForecast m =
+      moved(c, model, hist, int(std::min<long long>(at - hist.t, 1 << 30)), level);
+  f.mid = m.mid, f.lo = m.lo, f.hi = m.hi;
+  f.target = std::log(std::max(validation_at(c, at), kMinLoss));
+  return f;
+}
+
+LevelForecast final_validation(const Curve& c, const LevelModel& model, const LevelHistory& hist,
+                               long long end) {
+  const double level = validation_level(c, hist.t);
+  const long long h = end - hist.t;
+  if (h <= kTargetBefore) return {level, level, level};
+  return moved(c, model, hist, int(std::min<long long>(h, 1 << 30)), level);
+}
+
+}  // namespace hpt::forecast

@@ -1,0 +1,43 @@
+#pragma once
+// Forecasts of a run's validation loss (docs/method.md#validation-loss): validation losses come at
+// their own steps (every few hundred training steps, typically) and are too few to learn a curve
+// from, so the forecast moves the run's current validation level by the change that the learned
+// level forecaster foresees for its training level over the same steps.
+#include <limits>
+
+#include "forecast/curve.hpp"
+#include "forecast/level_features.hpp"
+#include "forecast/level_model.hpp"
+
+namespace hpt::forecast {
+
+constexpr int kValidationPoints = 3;  // the validation level: log mean of the newest this many
+
+// The log mean of the newest kValidationPoints validation losses at steps <= t (NaN if none).
+double validation_level(const Curve& c, long long t);
+
+// The first validation step >= t (-1 if none).
+long long validation_step_at_or_after(const Curve& c, long long t);
+
+// A forecast of the validation loss recorded at `val_step`, made at origin t.
+struct ValidationForecast {
+  static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  long long val_step = -1;
+  double level = kNaN;  // validation_level at t: the `last` forecast of the validation loss
+  double mid = kNaN, lo = kNaN, hi = kNaN;
+  double target = kNaN;  // log of the validation loss at val_step (NaN if the run has none there)
+};
+
+// The forecast of the first validation point at or after t + h of run `c`, whose training history
+// up to t is `hist`: the validation level at t plus the learned change of the training level from t
+// to that point (median and 90 % interval). Undefined (val_step -1) without validation losses
+// before t and after t + h, or without a model.
+ValidationForecast forecast_validation(const Curve& c, const LevelModel& model,
+                                       const LevelHistory& hist, int h);
+
+// The forecast of the validation level at step `end` (the run's or its group's last step): the
+// current validation level moved by the learned change of the training level to `end`.
+LevelForecast final_validation(const Curve& c, const LevelModel& model, const LevelHistory& hist,
+                               long long end);
+
+}  // namespace hpt::forecast
