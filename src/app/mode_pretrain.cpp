@@ -9,6 +9,7 @@
 #include "core/config_lists.hpp"
 #include "core/error.hpp"
 #include "forecast/pretrain_options.hpp"
+#include "forecast/synthetic_curves.hpp"
 #include "io/console.hpp"
 #include "io/curve_files.hpp"
 #include "io/level_model_file.hpp"
@@ -20,10 +21,11 @@ namespace {
 // The runs of every file of pretrain.input whose split is one of pretrain.split (all when empty).
 forecast::CurveSet read_corpus(const Config& c) {
   const std::string list = c.get_string("pretrain.input");
-  if (list.empty())
+  const int synthetic = int(c.get_int("pretrain.synthetic_runs"));
+  if (list.empty() && synthetic == 0)
     throw InputError(
         "pretrain.input is empty; expected the paths of HDF5 or CSV files of loss curves (the "
-        "corpus), comma-separated");
+        "corpus), comma-separated, or pretrain.synthetic_runs > 0");
   const std::vector<std::string> splits = split_list(c.get_string("pretrain.split"));
   forecast::CurveSet corpus;
   for (const std::string& path : split_list(list)) {
@@ -34,9 +36,12 @@ forecast::CurveSet read_corpus(const Config& c) {
     for (const std::string& why : set.skipped) corpus.skipped.push_back("'" + path + "' " + why);
     for (const std::string& note : set.notes) corpus.notes.push_back("'" + path + "': " + note);
   }
-  if (corpus.runs.empty())
+  if (corpus.runs.empty() && !list.empty())
     throw InputError("pretrain.split = '" + c.get_string("pretrain.split") +
                      "': no run of pretrain.input = '" + list + "' has one of these splits");
+  for (forecast::Curve& run :
+       forecast::synthetic_curves(synthetic, std::uint64_t(c.get_int("pretrain.synthetic_seed"))))
+    corpus.runs.push_back(std::move(run));
   return corpus;
 }
 

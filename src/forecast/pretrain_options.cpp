@@ -36,6 +36,11 @@ void declare_pretrain_options(OptionSchema& s) {
             "most reweighted least-squares rounds of each quantile regression (each stops when its "
             "weights move by less than 1e-8)",
             1, 100000);
+  s.add_int("pretrain.synthetic_runs", 0,
+            "synthetic curves drawn from the prior of docs/method.md#synthetic-prior added to the "
+            "corpus (0: none)",
+            0, 1000000);
+  s.add_int("pretrain.synthetic_seed", 1, "seed of the synthetic curves", 0, 1LL << 40);
   s.add_string("forecast.pretrained", "default",
                "learned level forecaster: default (the model shipped with hpt), none, or a model "
                "file written by run.mode = pretrain");
