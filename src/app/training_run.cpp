@@ -7,9 +7,11 @@
 #include "app/output_location.hpp"
 #include "core/config_lists.hpp"
 #include "core/registry.hpp"
+#include "forecast/pretrain_options.hpp"
 #include "io/console.hpp"
 #include "io/dataset_files.hpp"
 #include "io/hdf5_format.hpp"
+#include "io/level_model_file.hpp"
 #include "physics-style-modules/dataset/register.hpp"
 #include "physics-style-modules/dynamics/rssm.hpp"
 #include "physics-style-modules/dynamics/rssm_prototype.hpp"
@@ -37,6 +39,17 @@ std::vector<std::string> restart_candidates(const RunContext& ctx) {
   return {r};
 }
 
+// The level model of forecast.pretrained for train.forecast_style = learned (InputError naming the
+// keys when there is none or it is bad).
+forecast::LevelModel learned_model(const Config& c) {
+  const std::string path = forecast::pretrained_model_path(c);
+  if (path.empty())
+    throw InputError(
+        "train.forecast_style = learned with forecast.pretrained = none: expected a level model "
+        "(forecast.pretrained = default or a file written by run.mode = pretrain)");
+  return io::load_level_model(path, "forecast.pretrained");
+}
+
 void warn_damaged(const std::string& why) {
   std::cerr << "hpt: warning: " << why << "; falling back to the next older checkpoint\n";
 }
@@ -44,6 +57,7 @@ void warn_damaged(const std::string& why) {
 }  // namespace
 
 void check_training_inputs(const RunContext& ctx) {
+  if (ctx.config.get_string("train.forecast_style") == "learned") learned_model(ctx.config);
   const std::string& update = ctx.config.get_string("update.style");
   if (ctx.config.get_string("update.snapshots") == "anchors" && update != "linear" &&
       update != "quadratic")
@@ -177,8 +191,13 @@ void TrainingSetup::build_forecaster(const Config& c) {
     prototype_rssm_ = std::make_unique<PrototypeRssm>(prototype_rssm_options(c));
   } else if (c.get_bool("train.forecaster") || hybrid_) {
     dynamics_ = std::make_unique<RssmDynamics>(c);
-    forecaster_ = std::make_unique<train::TrainingForecaster>(
-        *dynamics_, *encoder_, train::read_training_forecast_settings(c));
+    train::TrainingForecastSettings settings = train::read_training_forecast_settings(c);
+    if (c.get_string("train.forecast_style") == "learned") {
+      settings.level_model = learned_model(c);
+      for (long s = 0; s <= long(c.get_int("train.steps")); ++s)
+        settings.planned_lr.push_back(schedule_.lr(s));
+    }
+    forecaster_ = std::make_unique<train::TrainingForecaster>(*dynamics_, *encoder_, settings);
     state_->forecaster = forecaster_.get();
   }
 }

@@ -5,12 +5,15 @@
 #include <limits>
 
 #include "forecast/baselines.hpp"
+#include "forecast/level_features.hpp"
 
 namespace hpt::train {
 
 namespace {
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
+// The learned forecaster's history: the newest this many steps' losses (a ring by step).
+constexpr std::int64_t kLearnedHistory = 1 << 16;
 enum PendingColumn : int {
   kOrigin = 0,
   kHorizonIndex,
@@ -60,6 +63,12 @@ TrainingForecaster::TrainingForecaster(RssmDynamics& dynamics, Encoder& encoder,
   store(fresh);
   error_sums_ =
       Kokkos::View<double*, Kokkos::HostSpace>("hpt::forecaster_error_sums", std::size_t(K));
+  if (settings_.learned()) {
+    step_losses_ = Kokkos::View<double*, Kokkos::HostSpace>("hpt::forecaster_step_losses",
+                                                            std::size_t(kLearnedHistory));
+    Kokkos::deep_copy(step_losses_, kNaN);
+    learned_seen_ = Kokkos::View<double*, Kokkos::HostSpace>("hpt::forecaster_learned_seen", 1);
+  }
 }
 
 forecast::AdaptiveConformal TrainingForecaster::fresh_calibration() const {
@@ -98,15 +107,17 @@ double TrainingForecaster::window_log_loss(std::int64_t first, std::int64_t last
 
 void TrainingForecaster::after_step(std::int64_t step, double loss, const View2<real>& features,
                                     const TelemetryHistory<real>& history) {
-  auto& online = dynamics_.online();
-  const auto x = Kokkos::subview(features, 0, Kokkos::ALL());
   Kokkos::Timer timer;
-  online.observe(View1<real>(x), std::max(loss, forecast::kMinLoss));
-  seconds_filter += timer.seconds();
-  timer.reset();
-  online.train_step();
-  Kokkos::fence();
-  seconds_train += timer.seconds();
+  if (!settings_.learned()) {
+    auto& online = dynamics_.online();
+    const auto x = Kokkos::subview(features, 0, Kokkos::ALL());
+    online.observe(View1<real>(x), std::max(loss, forecast::kMinLoss));
+    seconds_filter += timer.seconds();
+    timer.reset();
+    online.train_step();
+    Kokkos::fence();
+    seconds_train += timer.seconds();
+  }
 
   log_loss(step, loss);
   if (step % settings_.every == 0 && trained()) {
@@ -117,12 +128,18 @@ void TrainingForecaster::after_step(std::int64_t step, double loss, const View2<
 }
 
 bool TrainingForecaster::trained() const {
+  if (settings_.learned())  // the pretrained model needs a history as long as its corpus gave
+    return learned_seen_(0) >= forecast::LevelSampling{}.first_origin;
   const auto& online = dynamics_.online();
   return online.observed() > std::int64_t(online.options().bptt);
 }
 
 void TrainingForecaster::log_loss(std::int64_t step, double loss) {
   loss_log_(std::size_t(step % std::int64_t(loss_log_.extent(0)))) = loss;
+  if (settings_.learned() && step >= 0) {
+    step_losses_(std::size_t(step % kLearnedHistory)) = loss;
+    if (std::isfinite(loss)) learned_seen_(0) += 1;
+  }
   score_due(step);
 }
 
@@ -136,6 +153,7 @@ ForecastNow TrainingForecaster::forecast_now(std::int64_t step, const View2<real
 
 ForecastNow TrainingForecaster::compute(std::int64_t step, const View2<real>& features,
                                         const TelemetryHistory<real>& history) {
+  if (settings_.learned()) return compute_learned(step);
   encoder_.extract_loss_state(history, loss_states_);
   RolloutInputs<real> in;
   in.x0 = Kokkos::subview(features, 0, Kokkos::ALL());
@@ -174,15 +192,65 @@ ForecastNow TrainingForecaster::compute(std::int64_t step, const View2<real>& fe
         mean += l / double(N * E);
       }
     std::sort(v.begin(), v.end());
-    HorizonForecast hf;
-    hf.raw_q05 = quantile(v, 0.05), hf.raw_q95 = quantile(v, 0.95);
-    const forecast::Interval iv = cal.apply(int(k), hf.raw_q05, quantile(v, 0.50), hf.raw_q95);
-    hf.horizon = h, hf.mean = mean, hf.lo = iv.lo, hf.mid = iv.mid, hf.hi = iv.hi;
-    hf.scored = cal.updates(int(k));
-    hf.coverage = cal.realised_coverage(int(k));
-    hf.width_factor = cal.width_factor(int(k));
-    now.horizons.push_back(hf);
+    now.horizons.push_back(
+        horizon_forecast(cal, k, mean, quantile(v, 0.05), quantile(v, 0.50), quantile(v, 0.95)));
   }
+  return now;
+}
+
+// Horizon k's forecast from its raw 5/50/95 % quantiles, calibrated.
+HorizonForecast TrainingForecaster::horizon_forecast(const forecast::AdaptiveConformal& cal,
+                                                     std::size_t k, double mean, double raw_q05,
+                                                     double q50, double raw_q95) const {
+  HorizonForecast hf;
+  hf.raw_q05 = raw_q05, hf.raw_q95 = raw_q95;
+  const forecast::Interval iv = cal.apply(int(k), raw_q05, q50, raw_q95);
+  hf.horizon = settings_.horizons[k], hf.mean = mean;
+  hf.lo = iv.lo, hf.mid = iv.mid, hf.hi = iv.hi;
+  hf.scored = cal.updates(int(k));
+  hf.coverage = cal.realised_coverage(int(k));
+  hf.width_factor = cal.width_factor(int(k));
+  return hf;
+}
+
+// The schedule's learning rate of step s (its last one beyond the plan).
+double TrainingForecaster::planned_lr(std::int64_t s) const {
+  const auto& p = settings_.planned_lr;
+  return std::size_t(s) < p.size() ? p[std::size_t(s)] : p.back();
+}
+
+// The learned level forecaster's forecasts from the losses of the steps so far and the schedule's
+// rates of every step (the steps without a loss, predicted ones, are left out of the history, as a
+// curve file would); the mean path runs linearly from the level through the horizons' medians.
+ForecastNow TrainingForecaster::compute_learned(std::int64_t step) const {
+  std::vector<long long> steps;
+  std::vector<double> loss, lr;
+  for (std::int64_t s = std::max<std::int64_t>(0, step - kLearnedHistory + 1); s <= step; ++s) {
+    const double l = step_losses_(std::size_t(s % kLearnedHistory));
+    if (std::isfinite(l)) steps.push_back(s), loss.push_back(l), lr.push_back(planned_lr(s));
+  }
+  const int n = int(steps.size());
+  for (std::size_t s = std::size_t(step) + 1; s < settings_.planned_lr.size(); ++s)
+    steps.push_back((long long)s), lr.push_back(settings_.planned_lr[s]);
+  const forecast::LevelHistory hist = forecast::level_history(steps, loss, n);
+  const forecast::AdaptiveConformal cal = calibration();
+  ForecastNow now;
+  now.level = window_log_loss(step - 9, step);
+  now.mean_log_path.assign(std::size_t(rollout_.horizon), now.level);
+  double prev_level = now.level;
+  int prev_h = 0;
+  for (std::size_t k = 0; k < settings_.horizons.size(); ++k) {
+    const int h = settings_.horizons[k];
+    const forecast::LevelForecast f = forecast::level_forecast(
+        settings_.level_model, forecast::level_features(hist, steps, lr, h));
+    now.horizons.push_back(horizon_forecast(cal, k, f.mid, f.lo, f.mid, f.hi));
+    for (int j = prev_h; j <= h && j < rollout_.horizon; ++j)
+      now.mean_log_path[std::size_t(j)] =
+          prev_level + (f.mid - prev_level) * double(j - prev_h) / double(h - prev_h);
+    prev_level = f.mid, prev_h = h;
+  }
+  for (int j = prev_h + 1; j < rollout_.horizon; ++j)
+    now.mean_log_path[std::size_t(j)] = prev_level;
   return now;
 }
 
@@ -267,6 +335,10 @@ void TrainingForecaster::declare_state(StateRegistry& registry, const std::strin
   for (const auto& b : online.state_buffers()) registry.add_view(prefix + b.name, b.view);
   for (auto& c : online.state_counters()) registry.add_int(prefix + c.name, c.get, c.set);
   registry.add_view(prefix + "loss_log", loss_log_);
+  if (settings_.learned()) {
+    registry.add_view(prefix + "step_losses", step_losses_);
+    registry.add_view(prefix + "learned_seen", learned_seen_);
+  }
   registry.add_view(prefix + "pending", pending_);
   registry.add_view(prefix + "calibration", calibration_state_);
   registry.add_view(prefix + "error_sums", error_sums_);

@@ -12,6 +12,7 @@
 
 #include "core/types.hpp"
 #include "forecast/adaptive_conformal.hpp"
+#include "forecast/level_model.hpp"
 #include "kernels/ensemble_rollout.hpp"
 #include "physics-style-modules/dynamics/rssm.hpp"
 #include "physics-style-modules/encoder/encoder.hpp"
@@ -27,6 +28,12 @@ struct TrainingForecastSettings {
   forecast::CalibrationRule calibration_rule = forecast::CalibrationRule::kQuantile;
   double calibration_rate = 0.05;
   int calibration_window = 200;
+  // train.forecast_style = learned: the pretrained level forecaster (forecast/level_model.hpp)
+  // forecasts instead of the RSSM ensemble, which then neither filters, trains nor rolls out;
+  // planned_lr[s] is the schedule's learning rate of step s (its features look ahead).
+  forecast::LevelModel level_model;
+  std::vector<double> planned_lr;
+  bool learned() const { return !level_model.empty(); }
 };
 
 // One scored forecast: made at `origin` for horizon `horizon`, resolved at `resolved`.
@@ -96,6 +103,9 @@ class TrainingForecaster {
                    const TelemetryHistory<real>& history);
   ForecastNow compute(std::int64_t step, const View2<real>& features,
                       const TelemetryHistory<real>& history);
+  ForecastNow compute_learned(std::int64_t step) const;
+  HorizonForecast horizon_forecast(const forecast::AdaptiveConformal& cal, std::size_t k,
+                                   double mean, double raw_q05, double q50, double raw_q95) const;
   void score_due(std::int64_t step);
   double window_log_loss(std::int64_t first, std::int64_t last) const;  // NaN if not all logged
 
@@ -117,6 +127,11 @@ class TrainingForecaster {
   Kokkos::View<double**, Kokkos::HostSpace> calibration_state_;  // (K, state size) per horizon
   Kokkos::View<double*, Kokkos::HostSpace> error_sums_;  // (K): sum of |error| of the scored
   std::vector<ForecastRow> scored_;
+  // train.forecast_style = learned: the newest 65536 steps' losses (NaN where none was measured),
+  // a ring by step.
+  Kokkos::View<double*, Kokkos::HostSpace> step_losses_;
+  Kokkos::View<double*, Kokkos::HostSpace> learned_seen_;  // (1): losses logged so far
+  double planned_lr(std::int64_t step) const;
 };
 
 }  // namespace hpt::train

@@ -13,6 +13,10 @@ void declare_training_options(OptionSchema& s) {
   s.add_bool("train.forecaster", false,
              "train the RSSM forecaster online along the run ([dynamics]) and score its calibrated "
              "forecasts at forecast.horizons every forecast.every steps (trace /forecasts)");
+  s.add_choice("train.forecast_style", "rssm", {"rssm", "learned"},
+               "the forecaster inside training: rssm (the RSSM ensemble, trained online every real "
+               "step) or learned (the pretrained level forecaster of forecast.pretrained, which "
+               "reads the losses and the planned learning rates and costs microseconds a step)");
   s.add_choice("train.hybrid", "off", {"off", "on"},
                "on: the hybrid loop skips backward passes with verified predicted updates "
                "(docs/method.md; implies train.forecaster = on); off: full training, the baseline");

@@ -150,6 +150,11 @@ restart_inside_block("")
 restart_inside_block("anchors: ", "update.snapshots=anchors", "update.lag=5")
 restart_inside_block("quadratic-anchors: ", "update.style=quadratic", "update.snapshots=anchors", "update.lag=5")
 restart_inside_block("trend: ", "update.style=trend", "update.lag=5")
+# The learned forecaster (train.forecast_style = learned): its ring of step losses is part of the state. (Its
+# forecasts read the planned schedule to the last step, so unlike the RSSM's they change with train.steps: the
+# restart test that extends a run's train.steps does not apply to it.)
+restart_inside_block("learned: ", "train.forecast_style=learned", "update.style=trend", "update.lag=5",
+                     "predict.confidence=1e6")
 
 # 5. --compare refuses a deck that is not hybrid, before any work and without writing anything; anchors are for
 # the finite-difference predictors only; trend needs a time constant of at least 2 steps.

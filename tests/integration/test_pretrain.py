@@ -189,6 +189,13 @@ CASES = [
     (fdeck, [f"forecast.pretrained={a.work}/missing.h5"], ["forecast.pretrained = '", "missing.h5"]),
     (fdeck, [f"forecast.pretrained={forecast_file}"], ["forecast.pretrained = '", "forecast"]),
 ] + [(fdeck, [f"forecast.pretrained={p}"], ["forecast.pretrained = '" + p] + n) for p, n in bad_models]
+# Training with the learned forecaster reads the same model, checked before any work.
+tdeck = hptest.deck_path(a.root, "xor.ini")
+LEARNED = ["train.forecaster=true", "train.forecast_style=learned", "forecast.horizons=10,20"]
+CASES += [
+    (tdeck, LEARNED + ["forecast.pretrained=none"], ["train.forecast_style = learned", "forecast.pretrained"]),
+    (tdeck, LEARNED + [f"forecast.pretrained={bad_models[1][0]}"], ["forecast.pretrained = '", "NaN"]),
+]
 for i, (d, sets, needles) in enumerate(CASES):
     o = os.path.join(bad_out, str(i))
     r = hptest.run(a.hpt, d, f"output.dir={o}", *sets)
