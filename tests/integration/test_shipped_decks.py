@@ -28,6 +28,12 @@ hptest.check("skip ratio" in r.stdout and "compare (1 seed" in r.stdout and "run
 q = os.path.join(out, "quickstart_compare.h5")
 hptest.check(os.path.exists(q) and header_ok(q, "compare"), "quickstart_compare.h5 has the hpt attributes")
 
+# the second quickstart deck (where hybrid training does not pay), shortened: it compares the four arms.
+r = hptest.run(a.hpt, inp("quickstart-adam.ini"), f"output.dir={out}", "train.steps=400",
+               "compare.budget_lr_factors=1")
+hptest.check(r.returncode == 0 and "compare (1 seed" in r.stdout, "quickstart-adam compares the four arms",
+             r.stderr[-600:] + r.stdout[-600:])
+
 # the synthetic-curve rollout: paths and statistics.
 r = hptest.run(a.hpt, inp("rollout-synthetic.ini"), f"output.dir={out}", f"rollout.save_model={out}/model.h5")
 hptest.check(r.returncode == 0, "rollout-synthetic runs", r.stderr[-600:])
