@@ -297,8 +297,8 @@ void CurveStudy::forecast_at_origin(long long g) {
   w.finals.resize(w.marked.size());
   // The runs' fits and rows are independent: made on the host's threads, kept in run order.
   Kokkos::parallel_for("hpt::forecast_origin_rows",
-                       Kokkos::RangePolicy<HostExec>(0, w.marked.size()),
-                       [&](std::size_t i) { forecast_run(f, g, i, w); });
+                       Kokkos::RangePolicy<HostExec>(0, int(w.marked.size())),
+                       [&](int i) { forecast_run(f, g, std::size_t(i), w); });
   HostExec().fence();
   const GroupLeaders leaders = group_leaders(w.marked, w.finals, g);
   for (std::size_t i = 0; i < w.marked.size(); ++i)

@@ -19,9 +19,9 @@ def header_ok(path, kind):
                 and len(at["hpt_backend"]) > 0)
 
 
-# quickstart: as shipped (the README's first command): the hybrid run against the other three arms, with the skip
-# ratio and where the plot is.
-r = hptest.run(a.hpt, inp("quickstart.ini"), f"output.dir={out}")
+# quickstart (the README's first command), shortened to 600 steps and one budget rate so that it also fits the
+# sanitizer builds' time: the hybrid run against the other three arms, with the skip ratio and where the plot is.
+r = hptest.run(a.hpt, inp("quickstart.ini"), f"output.dir={out}", "train.steps=600", "compare.budget_lr_factors=1")
 hptest.check(r.returncode == 0, "quickstart runs", r.stderr[-600:])
 hptest.check("skip ratio" in r.stdout and "compare (1 seed" in r.stdout and "run/post/hpt-plot" in r.stdout,
              "quickstart prints the skip ratio, the comparison table and the plot command", r.stdout[-1200:])
@@ -29,7 +29,7 @@ q = os.path.join(out, "quickstart_compare.h5")
 hptest.check(os.path.exists(q) and header_ok(q, "compare"), "quickstart_compare.h5 has the hpt attributes")
 
 # the second quickstart deck (where hybrid training does not pay), shortened: it compares the four arms.
-r = hptest.run(a.hpt, inp("quickstart-adam.ini"), f"output.dir={out}", "train.steps=400",
+r = hptest.run(a.hpt, inp("quickstart-adam.ini"), f"output.dir={out}", "train.steps=300",
                "compare.budget_lr_factors=1")
 hptest.check(r.returncode == 0 and "compare (1 seed" in r.stdout, "quickstart-adam compares the four arms",
              r.stderr[-600:] + r.stdout[-600:])
