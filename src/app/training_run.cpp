@@ -1,5 +1,6 @@
 #include "app/training_run.hpp"
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -194,8 +195,9 @@ void TrainingSetup::build_forecaster(const Config& c) {
     train::TrainingForecastSettings settings = train::read_training_forecast_settings(c);
     if (c.get_string("train.forecast_style") == "learned") {
       settings.level_model = learned_model(c);
+      // Step s (counted from 1, as the trace does) trains at the schedule's rate of s - 1.
       for (long s = 0; s <= long(c.get_int("train.steps")); ++s)
-        settings.planned_lr.push_back(schedule_.lr(s));
+        settings.planned_lr.push_back(schedule_.lr(std::max(0L, s - 1)));
     }
     forecaster_ = std::make_unique<train::TrainingForecaster>(*dynamics_, *encoder_, settings);
     state_->forecaster = forecaster_.get();
@@ -289,10 +291,14 @@ void print_forecaster_scores(const Config& c, const TrainingSetup& setup) {
   for (const auto& h : setup.forecaster()->scores())
     ft.add_row({std::to_string(h.horizon), std::to_string(h.scored), io::fmt(h.mean_abs_error, 4),
                 io::fmt(h.coverage, 4)});
-  std::cout << "\nforecaster (" << setup.dynamics()->members() << " members, H "
-            << setup.dynamics()->hidden() << ", online BPTT over " << c.get_int("dynamics.bptt")
-            << " steps; intervals calibrated online)\n"
-            << ft.str();
+  if (c.get_string("train.forecast_style") == "learned")
+    std::cout << "\nforecaster (the pretrained level forecaster of forecast.pretrained; intervals "
+                 "calibrated online)\n";
+  else
+    std::cout << "\nforecaster (" << setup.dynamics()->members() << " members, H "
+              << setup.dynamics()->hidden() << ", online BPTT over " << c.get_int("dynamics.bptt")
+              << " steps; intervals calibrated online)\n";
+  std::cout << ft.str();
 }
 
 }  // namespace

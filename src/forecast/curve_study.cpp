@@ -341,12 +341,10 @@ OriginFits CurveStudy::fit_origin(int r) const {
 // run at that step already: its current level, exactly.
 LevelForecast CurveStudy::final_forecast(const OriginFits& fits, int r, long long g) const {
   const Curve& run = runs_[std::size_t(r)];
-  const long long h = group_end_[std::size_t(group_[std::size_t(r)])] - g;
+  const long long end = group_end_[std::size_t(group_[std::size_t(r)])];
   if (settings_.stop_on_validation)
-    return final_validation(run, settings_.level_model, fits.level, g + h);
-  if (h <= kTargetBefore) return {fits.level.last, fits.level.last, fits.level.last};
-  return level_forecast(settings_.level_model,
-                        level_features(fits.level, run.steps, run.lr, int(std::min(h, 1LL << 30))));
+    return final_validation(run, settings_.level_model, fits.level, end);
+  return level_forecast_ahead(settings_.level_model, fits.level, run.steps, run.lr, end - g);
 }
 
 // The lowest and second-lowest level of every group (of the runs pushed so far): the forecast

@@ -113,6 +113,14 @@ LevelForecast level_forecast(const LevelModel& model, const LevelFeatures& f) {
   return out;
 }
 
+LevelForecast level_forecast_ahead(const LevelModel& model, const LevelHistory& hist,
+                                   const std::vector<long long>& steps,
+                                   const std::vector<double>& lr, long long h) {
+  if (h <= kTargetBefore) return {hist.last, hist.last, hist.last};
+  const int capped = int(std::min<long long>(h, 1 << 30));
+  return level_forecast(model, level_features(hist, steps, lr, capped));
+}
+
 std::vector<LevelSample> level_samples(const std::vector<Curve>& runs, const LevelSampling& s) {
   static const std::vector<double> no_lr;
   std::vector<LevelSample> out;

@@ -34,6 +34,11 @@ struct LevelForecast {
   double probability_below(double b) const;
 };
 LevelForecast level_forecast(const LevelModel& model, const LevelFeatures& f);
+// The forecast h steps after the history's origin, for any h >= 0 (beyond the fitted horizons the
+// linear model extrapolates); within the target window's lead (h <= 4 steps) it is `last` exactly.
+LevelForecast level_forecast_ahead(const LevelModel& model, const LevelHistory& hist,
+                                   const std::vector<long long>& steps,
+                                   const std::vector<double>& lr, long long h);
 
 // One training example: the features at an origin and the change that followed.
 struct LevelSample {
@@ -54,7 +59,7 @@ std::vector<LevelSample> level_samples(const std::vector<Curve>& runs, const Lev
 
 // Quantile regression of the changes on the features (iteratively reweighted least squares of the
 // pinball loss on standardised features, with a ridge penalty `ridge`), until the weights move by
-// less than 1e-8 or after `iterations` rounds; `used`, when given, receives the rounds taken.
+// less than 1e-10 or after `iterations` rounds; `used`, when given, receives the rounds taken.
 std::vector<double> fit_quantile(const std::vector<LevelSample>& samples, double quantile,
                                  double ridge, int iterations, int* used = nullptr);
 LevelModel fit_level_model(const std::vector<LevelSample>& samples, double ridge, int iterations);

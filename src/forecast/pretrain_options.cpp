@@ -34,7 +34,7 @@ void declare_pretrain_options(OptionSchema& s) {
   s.add_real("pretrain.ridge", 10.0, "ridge penalty of the quantile regressions", 0.0, 1e12);
   s.add_int("pretrain.iterations", 3000,
             "most reweighted least-squares rounds of each quantile regression (each stops when its "
-            "weights move by less than 1e-8)",
+            "weights move by less than 1e-10)",
             1, 100000);
   s.add_int("pretrain.synthetic_runs", 0,
             "synthetic curves drawn from the prior of docs/method.md#synthetic-prior added to the "

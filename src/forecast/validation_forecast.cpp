@@ -25,9 +25,9 @@ long long validation_step_at_or_after(const Curve& c, long long t) {
 namespace {
 
 // The learned change of the training level from the origin to h steps ahead, added to `level`.
-LevelForecast moved(const Curve& c, const LevelModel& model, const LevelHistory& hist, int h,
+LevelForecast moved(const Curve& c, const LevelModel& model, const LevelHistory& hist, long long h,
                     double level) {
-  const LevelForecast train = level_forecast(model, level_features(hist, c.steps, c.lr, h));
+  const LevelForecast train = level_forecast_ahead(model, hist, c.steps, c.lr, h);
   return {level + train.mid - hist.last, level + train.lo - hist.last,
           level + train.hi - hist.last};
 }
@@ -42,8 +42,7 @@ ValidationForecast forecast_validation(const Curve& c, const LevelModel& model,
   if (model.empty() || std::isnan(level) || at < 0) return f;
   f.val_step = at;
   f.level = level;
-  const LevelForecast m =
-      moved(c, model, hist, int(std::min<long long>(at - hist.t, 1 << 30)), level);
+  const LevelForecast m = moved(c, model, hist, at - hist.t, level);
   f.mid = m.mid, f.lo = m.lo, f.hi = m.hi;
   f.target = std::log(std::max(validation_at(c, at), kMinLoss));
   return f;
@@ -51,10 +50,7 @@ ValidationForecast forecast_validation(const Curve& c, const LevelModel& model,
 
 LevelForecast final_validation(const Curve& c, const LevelModel& model, const LevelHistory& hist,
                                long long end) {
-  const double level = validation_level(c, hist.t);
-  const long long h = end - hist.t;
-  if (h <= kTargetBefore) return {level, level, level};
-  return moved(c, model, hist, int(std::min<long long>(h, 1 << 30)), level);
+  return moved(c, model, hist, end - hist.t, validation_level(c, hist.t));
 }
 
 }  // namespace hpt::forecast

@@ -241,8 +241,8 @@ ForecastNow TrainingForecaster::compute_learned(std::int64_t step) const {
   int prev_h = 0;
   for (std::size_t k = 0; k < settings_.horizons.size(); ++k) {
     const int h = settings_.horizons[k];
-    const forecast::LevelForecast f = forecast::level_forecast(
-        settings_.level_model, forecast::level_features(hist, steps, lr, h));
+    const forecast::LevelForecast f =
+        forecast::level_forecast_ahead(settings_.level_model, hist, steps, lr, h);
     now.horizons.push_back(horizon_forecast(cal, k, f.mid, f.lo, f.mid, f.hi));
     for (int j = prev_h; j <= h && j < rollout_.horizon; ++j)
       now.mean_log_path[std::size_t(j)] =
@@ -331,14 +331,15 @@ std::vector<HorizonScore> TrainingForecaster::scores() const {
 }
 
 void TrainingForecaster::declare_state(StateRegistry& registry, const std::string& prefix) {
-  auto& online = dynamics_.online();
-  for (const auto& b : online.state_buffers()) registry.add_view(prefix + b.name, b.view);
-  for (auto& c : online.state_counters()) registry.add_int(prefix + c.name, c.get, c.set);
-  registry.add_view(prefix + "loss_log", loss_log_);
-  if (settings_.learned()) {
+  if (settings_.learned()) {  // the ensemble is not used: its state is not the run's
     registry.add_view(prefix + "step_losses", step_losses_);
     registry.add_view(prefix + "learned_seen", learned_seen_);
+  } else {
+    auto& online = dynamics_.online();
+    for (const auto& b : online.state_buffers()) registry.add_view(prefix + b.name, b.view);
+    for (auto& c : online.state_counters()) registry.add_int(prefix + c.name, c.get, c.set);
   }
+  registry.add_view(prefix + "loss_log", loss_log_);
   registry.add_view(prefix + "pending", pending_);
   registry.add_view(prefix + "calibration", calibration_state_);
   registry.add_view(prefix + "error_sums", error_sums_);
