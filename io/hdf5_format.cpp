@@ -26,6 +26,8 @@ const char* kind_name(HptFileKind kind) {
       return "forecast";
     case HptFileKind::LevelModel:
       return "level_model";
+    case HptFileKind::Watch:
+      return "watch";
   }
   throw InternalError("unknown HptFileKind");
 }

@@ -1,8 +1,8 @@
 #pragma once
 // The hpt file conventions: every file hpt writes carries root attributes
 //   hpt_format_version (int64, kHptFormatVersion), hpt_kind ("rollout", "model", "bench",
-//   "checkpoint", "trace", "forecast", "compare"), hpt_version (code version), hpt_backend,
-//   hpt_precision, hpt_deck (the resolved deck text),
+//   "checkpoint", "trace", "forecast", "compare", "watch"), hpt_version (code version),
+//   hpt_backend, hpt_precision, hpt_deck (the resolved deck text),
 // and open_hpt_file turns every way a file can be wrong into one hpt::InputError naming the file.
 #include <cstdint>
 #include <string>
@@ -22,7 +22,8 @@ enum class HptFileKind {
   Forecast,
   Compare,
   CompareArm,
-  LevelModel
+  LevelModel,
+  Watch
 };
 
 const char* kind_name(HptFileKind kind);  // "rollout", "model", ...

@@ -13,6 +13,7 @@
 #include "app/mode_rollout.hpp"
 #include "app/memory_budget.hpp"
 #include "app/mode_train.hpp"
+#include "app/mode_watch.hpp"
 #include "app/output_location.hpp"
 #include "app/run_context.hpp"
 #include "app/schema.hpp"
@@ -40,6 +41,7 @@ int run_mode(const hpt::app::RunContext& ctx, const std::string& mode) {
   if (mode == "forecast") return hpt::app::run_forecast_mode(ctx);
   if (mode == "compare") return hpt::app::run_compare_mode(ctx);
   if (mode == "pretrain") return hpt::app::run_pretrain_mode(ctx);
+  if (mode == "watch") return hpt::app::run_watch_mode(ctx);
   throw hpt::InternalError("run.mode '" + mode + "' has no driver");
 }
 
@@ -74,6 +76,7 @@ int run(int argc, char** argv) {
   if (mode == "forecast") hpt::app::check_forecast_inputs(ctx);
   if (mode == "compare") hpt::app::check_compare_inputs(ctx);
   if (mode == "pretrain") hpt::app::check_pretrain_inputs(ctx);
+  if (mode == "watch") hpt::app::check_watch_inputs(ctx);
   const hpt::MemoryNeed need = hpt::app::estimate_memory_need(config, mode);
 
   std::vector<std::string> kargs{argv[0]};

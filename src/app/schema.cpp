@@ -5,6 +5,7 @@
 #include "app/mode_rollout.hpp"
 #include "forecast/forecast_options.hpp"
 #include "forecast/pretrain_options.hpp"
+#include "app/watch_options.hpp"
 #include "physics-style-modules/dataset/register.hpp"
 #include "physics-style-modules/model/register.hpp"
 #include "physics-style-modules/optimizer/register.hpp"
@@ -21,11 +22,13 @@ namespace {
 
 void declare_run_options(OptionSchema& s) {
   s.add_choice(
-      "run.mode", "train", {"train", "rollout", "bench", "forecast", "compare", "pretrain"},
+      "run.mode", "train",
+      {"train", "rollout", "bench", "forecast", "compare", "pretrain", "watch"},
       "what to do: train (full or hybrid training), rollout (ensemble forecast paths), "
       "bench (kernel timings, docs/perf), forecast (loss curves of a sweep of runs), compare "
       "(a hybrid deck against full, budget and freeze training; also hpt --compare), pretrain "
-      "(fit the learned level forecaster to a corpus of curves)");
+      "(fit the learned level forecaster to a corpus of curves), watch (follow a live sweep and "
+      "stop the runs that cannot win)");
   s.add_int("run.seed", 1, "seed of every random draw of the run", 0);
   s.add_int("run.threads", 0,
             "host threads for the OpenMP backend (0: OMP_NUM_THREADS or the Kokkos default)", 0,
@@ -46,6 +49,7 @@ OptionSchema build_schema() {
   declare_bench_options(s);
   forecast::declare_forecast_options(s);
   forecast::declare_pretrain_options(s);
+  declare_watch_options(s);
   train::declare_training_options(s);
   train::declare_hybrid_options(s);
   declare_update_options(s);

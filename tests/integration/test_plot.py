@@ -1,5 +1,6 @@
 """run/post/hpt-plot end to end: small real hpt runs (a train trace with the training forecaster,
-a forecast of synthetic curves, a bench at the smallest size), a hybrid-style trace and a compare
+a forecast of synthetic curves, a watch of the same curves half grown, a bench at the smallest
+size), a hybrid-style trace and a compare
 file made with h5py (formats the plotter must read), each plotted to a PNG of the expected pixel
 size; the trace helpers (event legend, skip ratio, fan origins) checked on known data; files that
 are not plottable hpt outputs refused with exit 2, a message naming the file, and no PNG."""
@@ -22,7 +23,7 @@ from hptplot import hpt_file, trace_plot  # noqa: E402
 
 # The documented pixel sizes (docs/plots.md, --help), written out here so that a change fails.
 SIZES = {"trace": (1200, 700), "forecast": (1500, 1000), "bench": (1200, 600),
-         "compare": (1000, 600)}
+         "compare": (1000, 600), "watch": (1200, 700)}
 small_dyn = ["dynamics.members=2", "dynamics.hidden=16", "dynamics.stochastic=4",
              "forecast.scenarios=8", "forecast.every=10"]
 
@@ -125,6 +126,19 @@ plotted(os.path.join(out, "fc.h5"), "forecast")
 # The curve file given explicitly and a custom output name.
 plotted(os.path.join(out, "fc.h5"), "forecast", "--curves", curves,
         out=os.path.join(a.work, "fc-curves.png"))
+
+# --- watch status: the watcher on the same curves, written as one CSV per run and half grown.
+live = os.path.join(a.work, "live")
+os.makedirs(live)
+with f5.File(curves, "r") as fc:
+    for rid, g in fc["runs"].items():
+        with open(os.path.join(live, rid + ".csv"), "w") as fh:
+            fh.write("step,loss\n" + "".join(f"{st},{lo!r}\n" for st, lo in
+                                             zip(g["step"][:150], g["loss"][:150])))
+r = run(a.hpt, deck_path(a.root, "watch.ini"), f"watch.folder={live}", "watch.final_step=300",
+        "watch.max_polls=1", f"output.dir={out}", "output.name=w", cwd=a.root)
+check(r.returncode == 0, "watch of a half-grown sweep succeeds", r.stdout[-2000:] + r.stderr)
+plotted(os.path.join(out, "w_watch.h5"), "watch")
 
 # --- bench output at the smallest size, with a PyTorch-style peer CSV.
 out = os.path.join(a.work, "bench")

@@ -2,11 +2,15 @@
 bash scripts of run/ too, at warning level); the CPU job forwards SIGUSR1 to hpt, which checkpoints
 and stops, and requeues itself (a stand-in scontrol records the call), SIGTERM stops without requeue,
 and the requeued job continues from the checkpoint; the sweep's array tasks (SLURM_ARRAY_TASK_ID
-set here) and its forecast step write the curve files and the forecast output."""
+set here) and its forecast step write the curve files and the forecast output; the live sweep's
+array task runs example_train.py, whose curve file (run/log_curve.py) parses, and which stops at once
+when hpt's <run>.stop file exists."""
+import csv
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 
 from hptest import args, check, deck_path, finish, h5
@@ -42,6 +46,58 @@ for path, severity in [(p, "style") for p in slurm_scripts] + [(p, "warning") fo
     if shellcheck:
         p = subprocess.run([shellcheck, "-x", "-S", severity, rel], cwd=a.root, capture_output=True, text=True)
         check(p.returncode == 0, f"shellcheck -S {severity} {rel}", p.stdout[-2000:])
+
+# --- the live sweep's array task: example_train.py logs through run/log_curve.py and obeys <run>.stop
+live_out = os.path.join(a.work, "live-sweep")
+live_env = dict(os.environ, HPT_SWEEP_LRS="0.05 0.5", HPT_SWEEP_OUT=live_out, SLURM_ARRAY_JOB_ID="777",
+                HPT_SWEEP_TRAIN=f"{sys.executable} {os.path.join(slurm_dir, 'example_train.py')}")
+
+
+def live_task(task):
+    return subprocess.run(["bash", os.path.join(slurm_dir, "live-sweep-array.sbatch"), "--steps", "120"],
+                          cwd=a.work, env=dict(live_env, SLURM_ARRAY_TASK_ID=str(task)), capture_output=True,
+                          text=True, timeout=60)
+
+
+def curve_rows(path):
+    if not os.path.isfile(path):
+        return []
+    with open(path, newline="") as fh:
+        return list(csv.reader(fh))
+
+
+def parse_row(x):
+    """(step, loss, lr, val_loss or None, job, final_step) of a curve row, or None if it does not
+    parse."""
+    try:
+        row = (int(x[0]), float(x[1]), float(x[2]), float(x[3]) if x[3] else None, x[4], int(x[5]))
+    except (ValueError, IndexError):
+        return None
+    return row if len(x) == 6 else None
+
+
+r = live_task(0)
+check(r.returncode == 0, "live sweep task 0 runs example_train.py", r.stdout[-600:] + r.stderr[-600:])
+rows = curve_rows(os.path.join(live_out, "live", "lr_0.05.csv"))
+check(rows[:1] == [["step", "loss", "lr", "val_loss", "job", "final_step"]], "the curve file's header",
+      str(rows[:1]))
+parsed = [parse_row(x) for x in rows[1:]]
+check(parsed and None not in parsed, "every row of the curve file parses", str(rows[1:4]))
+parsed = [x for x in parsed if x]
+check([x[0] for x in parsed] == list(range(1, 121)), "one row per step, steps 1 to 120")
+check(all(0 < x[1] < float("inf") and x[2] > 0 for x in parsed), "finite positive losses and rates")
+check([x[0] for x in parsed if x[3] is not None] == [50, 100, 120], "the validation loss at steps 50, 100, 120")
+check({x[4] for x in parsed} == {"777_0"}, "the job column holds the array task's job id",
+      str({x[4] for x in parsed}))
+check({x[5] for x in parsed} == {120}, "the final_step column holds the planned last step",
+      str({x[5] for x in parsed}))
+os.makedirs(os.path.join(live_out, "live"), exist_ok=True)
+open(os.path.join(live_out, "live", "lr_0.5.stop"), "w").close()
+r = live_task(1)
+check(r.returncode == 0 and "stopped by hpt" in r.stdout, "a run whose .stop file exists stops and exits 0",
+      r.stdout[-600:] + r.stderr[-600:])
+rows = curve_rows(os.path.join(live_out, "live", "lr_0.5.csv"))
+check(len(rows) == 1, "the stopped run stops at its first check (header only)", str(rows[:3]))
 
 # --- the CPU job: signal forwarding, requeue and restart, with a stand-in scontrol
 bin_dir = os.path.join(a.work, "bin")

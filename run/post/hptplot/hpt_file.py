@@ -6,7 +6,7 @@ import h5py
 import numpy as np
 
 # hpt_kind -> what the plotter draws for it; every other kind is refused.
-PLOTTABLE = ("trace", "forecast", "bench", "compare")
+PLOTTABLE = ("trace", "forecast", "bench", "compare", "watch")
 EXPECTED = ("an hpt output: an HDF5 file whose root attribute hpt_kind is one of "
             + ", ".join(PLOTTABLE))
 

@@ -1,0 +1,368 @@
+#include "forecast/live_judge.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "core/types.hpp"
+#include "forecast/baselines.hpp"
+#include "forecast/curve_study.hpp"
+#include "forecast/validation_forecast.hpp"
+
+namespace hpt::forecast {
+
+namespace {
+
+constexpr double kNaN = RunStatus::kNaN;
+constexpr int kFanPoints = 8;
+
+int entries_upto(const Curve& c, long long t) {
+  return int(std::upper_bound(c.steps.begin(), c.steps.end(), t) - c.steps.begin());
+}
+
+long long last_step(const Curve& c) {
+  return c.steps.empty() ? -1 : c.steps.back();
+}
+
+std::string fmt(double v) {
+  std::ostringstream out;
+  out.precision(3);
+  out << v;
+  return out.str();
+}
+
+// Each run's group as an index, in first-seen order.
+std::vector<int> group_indices(const std::vector<LiveRun>& runs) {
+  std::map<std::string, int> index;
+  std::vector<int> out;
+  for (const LiveRun& r : runs)
+    out.push_back(index.emplace(r.curve.group, int(index.size())).first->second);
+  return out;
+}
+
+// The planned last step of a group: the largest `final_step` its runs logged, else
+// watch.final_step (0 when neither is known), and never before a step a run of it reached.
+long long group_end(const std::vector<LiveRun>& runs, const std::vector<int>& group, int gi,
+                    long long final_step) {
+  long long planned = 0, reached = 0;
+  for (std::size_t q = 0; q < runs.size(); ++q)
+    if (group[q] == gi) {
+      planned = std::max(planned, runs[q].planned_end);
+      reached = std::max(reached, last_step(runs[q].curve));
+    }
+  const long long end = planned > 0 ? planned : final_step;
+  return end > 0 ? std::max(end, reached) : 0;
+}
+
+// The level the stop rule compares: the log mean of the newest 10 losses up to t, or the
+// validation level.
+double level_at(const Curve& c, long long t, bool by_validation) {
+  if (by_validation) return validation_level(c, t);
+  const int n = entries_upto(c, t);
+  return n == 0 ? kNaN : forecast_last(c.loss, n);
+}
+
+// The learned forecast of `c`'s level at `end` from its first n entries.
+LevelForecast final_from(const Curve& c, int n, long long end, const LiveJudgeSettings& s) {
+  const LevelHistory hist = level_history(c.steps, c.loss, n);
+  if (s.by_validation) return final_validation(c, s.model, hist, end);
+  return level_forecast_ahead(s.model, hist, c.steps, c.lr, end - hist.t);
+}
+
+// The lowest level and the second lowest of `level` over the runs `members` (in run order).
+struct Leaders {
+  double best = kNaN, second = kNaN;
+  int best_run = -1;
+};
+Leaders leaders_of(const std::vector<int>& members, const std::vector<double>& level) {
+  Leaders l;
+  for (int q : members) {
+    const double v = level[std::size_t(q)];
+    if (l.best_run < 0 || v < l.best) {
+      l.second = l.best;
+      l.best = v;
+      l.best_run = q;
+    } else if (std::isnan(l.second) || v < l.second) {
+      l.second = v;
+    }
+  }
+  return l;
+}
+
+}  // namespace
+
+const char* decision_name(Decision d) {
+  switch (d) {
+    case Decision::kWait:
+      return "wait";
+    case Decision::kContinue:
+      return "continue";
+    case Decision::kStop:
+      return "stop";
+    case Decision::kFinished:
+      return "finished";
+    case Decision::kGone:
+      return "gone";
+  }
+  return "?";
+}
+
+long long judgment_origin(const Curve& c, long long judge_step, long long every) {
+  for (int i = entries_upto(c, judge_step) - 1; i + 1 >= kMinOriginEntries; --i)
+    if (c.steps[std::size_t(i)] % every == 0) return c.steps[std::size_t(i)];
+  return -1;
+}
+
+Curve curve_upto(const Curve& c, long long t) {
+  Curve out = c;
+  const std::size_t n = std::size_t(entries_upto(c, t));
+  out.steps.resize(n);
+  out.loss.resize(n);
+  if (!out.grad_norm.empty()) out.grad_norm.resize(n);
+  if (!out.lr.empty()) out.lr.resize(std::min(n, out.lr.size()));
+  const auto v = std::upper_bound(c.val_steps.begin(), c.val_steps.end(), t) - c.val_steps.begin();
+  out.val_steps.resize(std::size_t(v));
+  out.val_loss.resize(std::size_t(v));
+  return out;
+}
+
+long long LiveJudge::judge_step(long long end) const {
+  return end > 0 ? (long long)std::floor(s_.stop_at * double(end)) : -1;
+}
+
+long long LiveJudge::judge_step_of(const PollContext& ctx, int r) const {
+  return judge_step(ctx.end[std::size_t(ctx.group[std::size_t(r)])]);
+}
+
+void LiveJudge::restore_stop(const std::string& id, long long origin, const std::string& reason) {
+  Judgment j;
+  j.origin = origin;
+  j.stop = true;
+  j.restored = reason;
+  judged_ids_.push_back(id);
+  judged_.push_back(j);
+}
+
+// A run is judged once it has passed the judgment step and every other run of its group has
+// reached its origin, ended, vanished or gone idle (watch.stale_after).
+bool LiveJudge::ready(const std::vector<LiveRun>& runs, int r, const PollContext& ctx,
+                      double now) const {
+  const LiveRun& run = runs[std::size_t(r)];
+  const long long judge_at = judge_step_of(ctx, r);
+  if (run.ended || run.gone || judge_at < 0 || last_step(run.curve) < judge_at) return false;
+  const long long origin = judgment_origin(run.curve, judge_at, s_.every);
+  for (const LiveRun& q : runs)
+    if (q.curve.group == run.curve.group && last_step(q.curve) < origin && !q.ended && !q.gone &&
+        now - q.grown_at < s_.stale_after)
+      return false;
+  return true;
+}
+
+// The level of run q at origin g for the stop rule, computed once per poll: the forecast final
+// median where q has an entry at g and 10 entries (the forecast itself in `final`), else its level.
+double LiveJudge::level_at_origin(const std::vector<LiveRun>& runs, int q, long long g,
+                                  PollContext& ctx, LevelForecast* final) const {
+  const auto key = std::make_pair(q, g);
+  auto it = ctx.at_origin.find(key);
+  if (it == ctx.at_origin.end()) {
+    const Curve& c = runs[std::size_t(q)].curve;
+    const int n = entries_upto(c, g);
+    LevelForecast f;
+    f.mid = f.lo = f.hi = kNaN;
+    if (n > 0 && c.steps[std::size_t(n - 1)] == g && n >= kMinOriginEntries)
+      f = final_from(curve_upto(c, g), n, ctx.end[std::size_t(ctx.group[std::size_t(q)])], s_);
+    else if (n > 0)
+      f.mid = level_at(c, g, s_.by_validation);
+    it = ctx.at_origin.emplace(key, f).first;
+  }
+  if (final) *final = it->second;
+  return it->second.mid;
+}
+
+// The rule of run.mode = forecast at run r's judgment origin g: every run of its group as it was at
+// g, the run stopped when it beats the best of the others with probability below 1 - confidence.
+Judgment LiveJudge::judge(const std::vector<LiveRun>& runs, int r, PollContext& ctx) const {
+  Judgment j;
+  j.origin = judgment_origin(runs[std::size_t(r)].curve, judge_step_of(ctx, r), s_.every);
+  if (j.origin < 0) return j;
+  std::vector<int> members;
+  std::vector<double> level(runs.size(), kNaN);
+  for (std::size_t q = 0; q < runs.size(); ++q) {
+    if (ctx.group[q] != ctx.group[std::size_t(r)] || runs[q].curve.steps.empty() ||
+        runs[q].curve.steps[0] > j.origin)
+      continue;
+    members.push_back(int(q));
+    level[q] = level_at_origin(runs, int(q), j.origin, ctx, int(q) == r ? &j.final : nullptr);
+  }
+  const Leaders l = leaders_of(members, level);
+  j.best_other = l.best_run == r ? l.second : l.best;
+  if (std::isnan(j.best_other)) return j;
+  for (int q : members)
+    if (q != r && level[std::size_t(q)] == j.best_other) {
+      j.best_other_run = runs[std::size_t(q)].curve.id;
+      break;
+    }
+  j.beat_probability = j.final.probability_below(j.best_other);
+  j.stop = j.beat_probability < 1.0 - s_.stop_confidence;
+  return j;
+}
+
+LiveJudge::PollContext LiveJudge::context(const std::vector<LiveRun>& runs) const {
+  PollContext ctx;
+  ctx.group = group_indices(runs);
+  const int groups = runs.empty() ? 0 : *std::max_element(ctx.group.begin(), ctx.group.end()) + 1;
+  for (int gi = 0; gi < groups; ++gi)
+    ctx.end.push_back(group_end(runs, ctx.group, gi, s_.final_step));
+  return ctx;
+}
+
+const Judgment* LiveJudge::judgment_of(const std::string& id) const {
+  for (std::size_t i = 0; i < judged_ids_.size(); ++i)
+    if (judged_ids_[i] == id) return &judged_[i];
+  return nullptr;
+}
+
+// Every run's forecast from its newest row (on the host's threads), then the best other run of its
+// group by those forecasts and its probability of beating it.
+void LiveJudge::refresh(const std::vector<LiveRun>& runs, const PollContext& ctx,
+                        std::vector<RunStatus>& out) const {
+  Kokkos::parallel_for(
+      "hpt::watch_forecasts", Kokkos::RangePolicy<HostExec>(0, int(runs.size())), [&](int r) {
+        const Curve& c = runs[std::size_t(r)].curve;
+        RunStatus& st = out[std::size_t(r)];
+        st.last_step = last_step(c);
+        st.judge_step = judgment_origin(c, judge_step_of(ctx, r), s_.every);
+        if (c.steps.empty()) return;
+        st.level = level_at(c, st.last_step, s_.by_validation);
+        st.final_q50 = st.level;
+        const int n = int(c.steps.size());
+        if (n < kMinOriginEntries) return;
+        const long long end = ctx.end[std::size_t(ctx.group[std::size_t(r)])];
+        const LevelForecast f = final_from(c, n, end, s_);
+        st.final_q05 = f.lo, st.final_q50 = f.mid, st.final_q95 = f.hi;
+        const LevelHistory hist = level_history(c.steps, c.loss, n);
+        for (int k = 1; k <= kFanPoints && end > st.last_step; ++k) {
+          const long long h = (end - st.last_step) * k / kFanPoints;
+          const LevelForecast p = level_forecast_ahead(s_.model, hist, c.steps, c.lr, h);
+          st.fan_step.push_back(st.last_step + h);
+          st.fan_q05.push_back(p.lo), st.fan_q50.push_back(p.mid), st.fan_q95.push_back(p.hi);
+        }
+      });
+  HostExec().fence();
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    RunStatus& st = out[r];
+    for (std::size_t q = 0; q < runs.size(); ++q)
+      if (q != r && ctx.group[q] == ctx.group[r] && !std::isnan(out[q].final_q50) &&
+          (std::isnan(st.best_other) || out[q].final_q50 < st.best_other)) {
+        st.best_other = out[q].final_q50;
+        st.best_other_run = runs[q].curve.id;
+      }
+    if (!std::isnan(st.best_other) && !std::isnan(st.final_q05))
+      st.beat_probability =
+          LevelForecast{st.final_q50, st.final_q05, st.final_q95}.probability_below(st.best_other);
+  }
+}
+
+// Run r's forecast final median is the lowest of its group now.
+bool LiveJudge::best_of_group_now(const std::vector<RunStatus>& status, const PollContext&,
+                                  int r) const {
+  const RunStatus& st = status[std::size_t(r)];
+  return std::isnan(st.best_other) || st.final_q50 <= st.best_other;
+}
+
+std::vector<RunStatus> LiveJudge::poll(const std::vector<LiveRun>& runs, double now,
+                                       std::vector<int>& stopped_now) {
+  PollContext ctx = context(runs);
+  std::vector<RunStatus> out(runs.size());
+  refresh(runs, ctx, out);
+  long live = 0;
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const Judgment* j = judgment_of(runs[r].curve.id);
+    live += !runs[r].ended && !runs[r].gone && !(j && j->stop) &&
+            (ctx.end[std::size_t(ctx.group[r])] == 0 ||
+             out[r].last_step < ctx.end[std::size_t(ctx.group[r])]);
+  }
+  const long allowed = long(std::floor(s_.max_stop_fraction * double(live)));
+  std::vector<char> deferred(runs.size(), 0);
+  for (int r = 0; r < int(runs.size()); ++r) {
+    if (judgment_of(runs[std::size_t(r)].curve.id) || !ready(runs, r, ctx, now)) continue;
+    Judgment j = judge(runs, r, ctx);
+    j.after_end = out[std::size_t(r)].last_step >= ctx.end[std::size_t(ctx.group[std::size_t(r)])];
+    if (j.stop && !j.after_end && best_of_group_now(out, ctx, r))
+      j.stop = false, j.kept_as_best = true;
+    if (j.stop && !j.after_end && long(stopped_now.size()) >= allowed) {
+      deferred[std::size_t(r)] = 1;  // judged again, on the same evidence, at the next poll
+      continue;
+    }
+    judged_ids_.push_back(runs[std::size_t(r)].curve.id);
+    judged_.push_back(j);
+    if (j.stop && !j.after_end) stopped_now.push_back(r);
+  }
+  for (int r = 0; r < int(runs.size()); ++r)
+    describe(runs, r, ctx, now, deferred[std::size_t(r)] != 0, out[std::size_t(r)]);
+  return out;
+}
+
+namespace {
+
+std::string judged_words(const Judgment& j, double below) {
+  if (j.origin < 0) return "no origin with 10 rows at or before the judgment step: never stopped";
+  if (std::isnan(j.beat_probability))
+    return "at step " + std::to_string(j.origin) + ": no other run to compare with";
+  std::string s = "at step " + std::to_string(j.origin) + ": P(final below '" + j.best_other_run +
+                  "') = " + fmt(j.beat_probability) + (j.stop ? " < " : " >= ") + fmt(below) +
+                  ": forecast final log loss " + fmt(j.final.mid) + " [" + fmt(j.final.lo) + ", " +
+                  fmt(j.final.hi) + "] against that run's forecast median " + fmt(j.best_other);
+  if (j.stop && j.final.lo > j.best_other)
+    s += "; the 90 % interval lies above it by " + fmt(j.final.lo - j.best_other) + " log units";
+  if (j.kept_as_best) s += "; kept: its forecast is the best of its group now";
+  return s;
+}
+
+}  // namespace
+
+// The decision of run r at this poll and the reason in words.
+void LiveJudge::describe(const std::vector<LiveRun>& runs, int r, const PollContext& ctx,
+                         double now, bool deferred, RunStatus& st) const {
+  const LiveRun& run = runs[std::size_t(r)];
+  const Judgment* j = judgment_of(run.curve.id);
+  const double below = 1.0 - s_.stop_confidence;
+  if (j && j->origin >= 0) st.judge_step = j->origin;
+  if (j) st.verdict = j->stop ? 1 : 0, st.judged_probability = j->beat_probability;
+  if (j && j->stop && !j->after_end) {
+    st.stop_step = j->origin;
+    st.decision = Decision::kStop;
+    st.reason = j->restored.empty() ? "stopped " + judged_words(*j, below) : j->restored;
+  } else if (run.gone) {
+    st.decision = Decision::kGone, st.reason = "its file vanished";
+  } else if (run.ended) {
+    st.decision = Decision::kFinished;
+    st.reason = "its loss turned non-finite after step " + std::to_string(st.last_step);
+  } else if (ctx.end[std::size_t(ctx.group[std::size_t(r)])] > 0 &&
+             st.last_step >= ctx.end[std::size_t(ctx.group[std::size_t(r)])]) {
+    st.decision = Decision::kFinished;
+    st.reason = "reached the planned last step";
+    if (j && j->after_end)
+      st.reason += std::string("; the rule, too late to act, ") +
+                   (j->stop ? "would have stopped it " : "kept it ") + judged_words(*j, below);
+  } else if (j) {
+    st.decision = Decision::kContinue, st.reason = "continues: judged " + judged_words(*j, below);
+  } else if (deferred) {
+    st.reason =
+        "stop deferred to the next poll: watch.max_stop_fraction of the live runs were "
+        "stopped in this one";
+  } else if (judge_step_of(ctx, r) < 0) {
+    st.reason = "no planned last step: set watch.final_step or log a final_step column";
+  } else if (st.last_step < judge_step_of(ctx, r)) {
+    st.reason = "judged once it reaches step " + std::to_string(judge_step_of(ctx, r));
+  } else {
+    st.reason = now - run.grown_at >= s_.stale_after
+                    ? "idle: no row for watch.stale_after seconds"
+                    : "waits for the other runs of its group to reach step " +
+                          std::to_string(st.judge_step);
+  }
+}
+
+}  // namespace hpt::forecast

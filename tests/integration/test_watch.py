@@ -1,0 +1,180 @@
+"""run.mode = watch against run.mode = forecast: a finished sweep (tests/data/curves/hpt-sweep.h5,
+24 runs of three problems, 1000 steps, without learning rates) replayed as if live by a writer
+process that grows one CSV per run in chunks, with torn last lines, one run restarted from a
+checkpoint and one file deleted. The watcher's judgment of every run (verdict, step, probability)
+must equal the offline forecast mode's stop list on the same curves; stop files are written for
+exactly the stopped runs, each decision is logged once, and a restarted watch keeps its decisions.
+Then: a wide CSV and an hpt trace are read, a final_step column replaces watch.final_step,
+watch.act = scancel calls a stand-in with the job ids of the file names, and bad inputs end the
+run with exit 2 and nothing written."""
+import os
+import subprocess
+import sys
+import time
+
+import h5py
+import numpy as np
+
+from hptest import args, check, finish, run
+
+a = args()
+hpt, root, work = a.hpt, a.root, a.work
+deck = os.path.join(root, "inputs", "watch.ini")
+grow = os.path.join(root, "tests", "integration", "grow_sweep.py")
+sweep = os.path.join(root, "tests", "data", "curves", "hpt-sweep.h5")
+
+# --- the sweep without learning rates (a live run's future rates are not in its file), grouped
+curves = os.path.join(work, "curves.h5")
+with h5py.File(sweep, "r") as f, h5py.File(curves, "w") as o:
+    for rid, g in f["runs"].items():
+        og = o.create_group("runs/" + rid)
+        og["step"], og["loss"] = g["step"][...], g["loss"][...]
+        og.attrs["group"] = rid.split("_")[1]
+
+p = run(hpt, os.path.join(root, "inputs", "forecast.ini"), f"forecast.input={curves}",
+        "forecast.ensemble=off", f"output.dir={work}", "output.name=offline")
+check(p.returncode == 0, "offline forecast of the sweep", p.stderr[-2000:])
+offline = {}
+with h5py.File(os.path.join(work, "offline.h5"), "r") as f:
+    for g in f["runs"].values():
+        offline[g.attrs["id"].decode() if isinstance(g.attrs["id"], bytes) else g.attrs["id"]] = (
+            int(g.attrs["stop_origin"]), float(g.attrs["stop_beat_probability"]), int(g.attrs["stopped"]))
+
+
+def watch_cmd(folder, name, *sets, final_step=1000):
+    cmd = [hpt, "-i", deck, "--set", f"watch.folder={folder}", "--set", f"watch.final_step={final_step}",
+           "--set", "watch.interval=0.05", "--set", "watch.idle_exit=20", "--set", f"output.dir={work}",
+           "--set", f"output.name={name}", "--set", "watch.max_stop_fraction=1"]
+    return cmd + [x for s in sets for x in ("--set", s)]
+
+
+def status_runs(path):
+    """{run id: its names (attributes of /runs/<i>) and numbers (entry i of every /status column)}."""
+    out = {}
+    with h5py.File(path, "r") as f:
+        columns = {k: v[...] for k, v in f["status"].items()}
+        for name, g in f["runs"].items():
+            at = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in g.attrs.items()}
+            at.update({k: v[int(name)].item() for k, v in columns.items()})
+            lo, hi = f["curves/offset"][int(name)], f["curves/offset"][int(name) + 1]
+            at["curve_steps"] = f["curves/step"][lo:hi]
+            out[at["id"]] = at
+    return out
+
+
+# --- the live replay
+live = os.path.join(work, "live")
+os.makedirs(live)
+restarted, vanished = "r08_spirals_sgd_lr0.1", "r21_teacher_adam_lr0.00139"
+watcher = subprocess.Popen(watch_cmd(live, "w", "watch.act=file"), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+writer = subprocess.run([sys.executable, grow, curves, live, "--chunk", "40", "--pause", "0.03", "--torn",
+                         "--restart", f"{restarted}:400:360", "--vanish", f"{vanished}:700"],
+                        capture_output=True, text=True, timeout=300)
+check(writer.returncode == 0, "the writer grew the sweep", writer.stderr[-1000:])
+out, err = watcher.communicate(timeout=300)
+check(watcher.returncode == 0, "the watch ends by itself once every run is done", err[-2000:] + out[-2000:])
+check("watch ends after poll" in out and "every run finished, stopped or vanished" in out,
+      "it says why it ended", out[-1000:])
+polls = [l for l in out.splitlines() if l.startswith("poll ")]
+check(len(polls) >= 5, "it polled while the files grew", str(len(polls)))
+
+status = status_runs(os.path.join(work, "w_watch.h5"))
+check(sorted(status) == sorted(offline), "every run of the sweep is in the status file", str(sorted(status)))
+for rid, (origin, prob, stopped) in sorted(offline.items()):
+    st = status.get(rid, {})
+    same = (st.get("judge_step") == origin and st.get("verdict") == stopped
+            and np.isclose(st.get("judged_probability", np.nan), prob, rtol=1e-9, atol=1e-300))
+    check(same, f"run {rid}: judged as the offline stop list judges it (step {origin}, P {prob:.4g}, "
+          f"stopped {stopped})", str({k: st.get(k) for k in ("judge_step", "verdict", "judged_probability")}))
+stopped_ids = sorted(r for r, st in status.items() if st["decision"] == "stop")
+check(len(stopped_ids) >= 3, "some runs were stopped while they ran", str(stopped_ids))
+stop_files = sorted(f[:-5] for f in os.listdir(live) if f.endswith(".stop"))
+check(stop_files == stopped_ids, "watch.act = file wrote <run>.stop for exactly the stopped runs",
+      f"{stop_files} vs {stopped_ids}")
+with open(os.path.join(work, "w_watch_actions.log")) as f:
+    log = f.read().splitlines()
+logged = sorted(l.split(" stop '")[1].split("'")[0] for l in log)
+check(logged == stopped_ids, "every stop is logged once, with its evidence",
+      "\n".join(log[:5]))
+check(all("P(final below" in l for l in log), "each log line gives the probability it was judged by")
+for rid, st in status.items():
+    if st["decision"] == "stop":
+        check(st["stop_step"] == st["judge_step"] == 250, f"{rid} stopped at its judgment origin")
+check(status[vanished]["decision"] in ("gone", "stop"), "the deleted file's run is gone (or was stopped)",
+      status[vanished]["decision"])
+check(f"run '{restarted}'" in out and "restarted from a checkpoint" in out,
+      "the restarted run's cut is noted", out[-1500:])
+check("not a number" not in out and "not a step number" not in out,
+      "torn last lines wait for their newline (no line read half)")
+best = {}
+for rid, (origin, prob, stopped) in offline.items():
+    g = rid.split("_")[1]
+    with h5py.File(curves, "r") as f:
+        final = float(np.log(np.mean(f["runs"][rid]["loss"][-10:])))
+    if g not in best or final < best[g][1]:
+        best[g] = (rid, final)
+for g, (rid, _) in best.items():
+    check(status[rid]["decision"] != "stop", f"the best run of group {g} ({rid}) is never stopped")
+txt = open(os.path.join(work, "w_watch.txt")).read()
+check(all(r in txt for r in stopped_ids) and "why:" in txt, "the text status names every run and why")
+
+# --- a restarted watch keeps its decisions and does not act twice
+p = subprocess.run(watch_cmd(live, "w", "watch.act=file", "watch.max_polls=1"), capture_output=True,
+                   text=True, timeout=120)
+check(p.returncode == 0, "a second watch of the same sweep runs", p.stderr[-1000:])
+check(sum("stays stopped" in l for l in p.stdout.splitlines()) == len(stopped_ids),
+      "it restores every earlier stop", p.stdout[:1500])
+with open(os.path.join(work, "w_watch_actions.log")) as f:
+    check(f.read().splitlines() == log, "and takes no decision twice")
+
+# --- scancel with job ids from the file names; a wide CSV and an hpt trace are read too
+part = os.path.join(work, "part")
+os.makedirs(part)
+writer = subprocess.run([sys.executable, grow, curves, part, "--chunk", "400", "--pause", "0", "--upto", "400",
+                         "--job-names", "--final-step-column"], capture_output=True, text=True, timeout=120)
+check(writer.returncode == 0, "the writer wrote the sweep's first 400 steps", writer.stderr[-1000:])
+with open(os.path.join(part, "wide.csv"), "w") as f:
+    f.write("step,wide_a,wide_b\n" + "".join(f"{s},{1.0 / s!r},{2.0 / s!r}\n" for s in range(1, 301)))
+p = run(hpt, os.path.join(root, "inputs", "xor.ini"), "train.steps=120", f"output.dir={part}",
+        "output.name=xor")
+check(p.returncode == 0, "an hpt training run writes its trace into the folder", p.stderr[-1000:])
+for f in os.listdir(part):
+    if "_ckpt_" in f or f.endswith("_arm.h5"):
+        os.remove(os.path.join(part, f))
+stand_in = os.path.join(work, "scancel")
+calls = os.path.join(work, "scancel.log")
+with open(stand_in, "w") as f:
+    f.write(f'#!/bin/sh\necho "$@" >> "{calls}"\n')
+os.chmod(stand_in, 0o755)
+p = subprocess.run(watch_cmd(part, "s", "watch.act=scancel", f"watch.scancel_command={stand_in}",
+                             "watch.max_polls=1", final_step=0), capture_output=True, text=True, timeout=120)
+check(p.returncode == 0, "watch with watch.act = scancel", p.stderr[-1000:])
+st2 = status_runs(os.path.join(work, "s_watch.h5"))
+check("wide_a" in st2 and st2["wide_a"]["last_step"] == 300, "the wide CSV's columns are runs",
+      str(st2.get("wide_a", {}).get("last_step")))
+check("xor" in st2 and st2["xor"]["last_step"] == 120, "the hpt trace is a run", str(st2.get("xor")))
+check(st2["xor"]["curve_steps"][-1] == 120 and len(st2["wide_a"]["curve_steps"]) == 300,
+      "the status file holds each run's curve")
+check(st2["xor"]["decision"] == "wait" and "no planned last step" in st2["xor"]["reason"],
+      "a run whose planned last step is unknown waits, and says why", str(st2["xor"]))
+judged = [st for st in st2.values() if st["group"]]
+check(all(st["judge_step"] == 250 for st in judged),
+      "the final_step column sets the judgment step (watch.final_step = 0)",
+      str(sorted({st["judge_step"] for st in judged})))
+cancelled = sorted(open(calls).read().split()) if os.path.exists(calls) else []
+expected = sorted(st["job"] for st in st2.values() if st["decision"] == "stop")
+check(len(expected) > 0 and cancelled == expected,
+      "scancel was called once with the job id of every stopped run", f"{cancelled} vs {expected}")
+
+# --- bad inputs: exit 2, one message naming the key, nothing written
+for sets, key in ((["watch.folder=" + os.path.join(work, "nope")], "watch.folder"),
+                  (["watch.interval=0"], "watch.interval"),
+                  (["forecast.pretrained=none"], "forecast.pretrained"),
+                  (["watch.act=scancel", "watch.scancel_command=/no/such/scancel"], "watch.scancel_command")):
+    out_dir = os.path.join(work, "bad_" + key.replace(".", "_"))
+    cmd = watch_cmd(live, "bad") + [x for s in sets + [f"output.dir={out_dir}"] for x in ("--set", s)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    check(p.returncode == 2 and key in p.stderr and not os.path.exists(out_dir),
+          f"a bad {key} ends the run with exit 2, naming it, nothing written", p.stderr[-500:])
+finish()
