@@ -25,7 +25,7 @@ schedule, lr_peak, batch_size, seed, diverged, group, split (and a few more), an
 generator and torch_version.
 
     python3 run/corpus/torch_curves.py --out DIR [--workers N] [--budget-s S] [--resume H5] [--smoke]
-        [--seeds 0,1] [--no-batch-runs] [--split-all NAME]
+        [--seeds 0,1] [--no-batch-runs] [--split-all NAME] [--lr-scale 1]
 
 Runs are spread over a pool of worker processes (one torch thread each); the MLPs and the CNN train
 on the CPU, the two language models on the GPU when there is one. A failed run is recorded in
@@ -639,6 +639,8 @@ def main():
     ap.add_argument("--smoke", action="store_true", help="a ~20 s check of the same code")
     ap.add_argument("--only", default="", help="comma-separated problems (testing)")
     ap.add_argument("--steps", type=int, default=0, help="override steps (testing)")
+    ap.add_argument("--lr-scale", type=float, default=1.0,
+                    help="multiply every peak learning rate by this (a corpus of rates the others lack)")
     ap.add_argument("--seeds", default="0,1",
                     help="comma-separated seeds (a fresh corpus: seeds the shipped one lacks)")
     ap.add_argument("--no-batch-runs", action="store_true", help="leave out the batch-size runs")
@@ -654,6 +656,9 @@ def main():
     if args.steps:
         for s in specs:
             s["steps"] = args.steps
+    for s in specs:
+        s["lr_peak"] *= args.lr_scale
+        s["lr_multiplier"] *= args.lr_scale
     n_planned = len(specs)
     results, prev_wall = [], 0.0
     if args.resume:
