@@ -5,13 +5,16 @@ time, as training jobs append their logs. Used by the watch-mode test and bench.
 
   grow_sweep.py CURVES.h5 FOLDER [--chunk 40] [--pause 0.03] [--upto STEP] [--torn]
                 [--restart RUN:AT:FROM] [--vanish RUN:AT] [--job-names] [--final-step-column]
+                [--diverged-nan]
 
 --torn writes each chunk's last row in two parts with a pause between (a reader must wait for the
 newline); --restart RUN:AT:FROM makes run RUN, once it has logged step AT, log again from step FROM
 (a restart from a checkpoint; the same values, as a deterministic restart gives); --vanish RUN:AT
 deletes RUN's file once it has logged step AT; --job-names names files <run>-<job>.csv with job
 ids 1000_0, 1000_1, ... in run order; --upto stops every run at that step; --final-step-column
-adds the column final_step: each run's planned last step (its last step in CURVES)."""
+adds the column final_step: each run's planned last step (its last step in CURVES);
+--diverged-nan ends a run with the run attribute diverged = 1 with a row of loss nan (as its script
+logs the non-finite loss)."""
 import argparse
 import os
 import time
@@ -27,7 +30,7 @@ def load(path, upto):
             keep = steps <= upto if upto else slice(None)
             group = g.attrs.get("group", "")
             runs.append((rid, str(group.decode() if isinstance(group, bytes) else group),
-                         list(steps[keep]), list(loss[keep])))
+                         list(steps[keep]), list(loss[keep]), int(g.attrs.get("diverged", 0))))
     return runs
 
 
@@ -47,20 +50,24 @@ def main():
     ap.add_argument("--vanish", default="")
     ap.add_argument("--job-names", action="store_true")
     ap.add_argument("--final-step-column", action="store_true")
+    ap.add_argument("--diverged-nan", action="store_true")
     a = ap.parse_args()
     planned = {r[0]: (r[2][-1] if a.final_step_column else None) for r in load(a.curves, 0)}
     runs = load(a.curves, a.upto)
     restart = a.restart.split(":") if a.restart else None
     vanish = a.vanish.split(":") if a.vanish else None
     paths, pos, restarted, gone = {}, {}, set(), set()
-    for i, (rid, group, _, _) in enumerate(runs):
+    for i, (rid, group, steps, loss, diverged) in enumerate(runs):
+        if a.diverged_nan and diverged and not a.upto:
+            steps.append(steps[-1] + 1)
+            loss.append(float("nan"))
         name = f"{rid}-1000_{i}" if a.job_names else rid
         paths[rid] = os.path.join(a.folder, name + ".csv")
         with open(paths[rid], "w") as f:
             f.write("step,loss" + (",group" if group else "") + (",final_step" if planned[rid] else "") + "\n")
         pos[rid] = 0
     while any(pos[r[0]] < len(r[2]) and r[0] not in gone for r in runs):
-        for rid, group, steps, loss in runs:
+        for rid, group, steps, loss, _ in runs:
             if rid in gone or pos[rid] >= len(steps):
                 continue
             end = min(pos[rid] + a.chunk, len(steps))
