@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 
 #include "core/error.hpp"
@@ -155,6 +156,8 @@ std::vector<std::string> LiveSweepReader::poll(double now) {
   scan(notes);
   for (auto& [path, src] : csv_) read_csv(*src, now, notes);
   for (auto& [path, src] : traces_) read_trace(*src, now, notes);
+  for (auto& [path, src] : plan_files_) read_plan(*src, notes);
+  attach_plans();
   return notes;
 }
 
@@ -170,7 +173,11 @@ void LiveSweepReader::scan(std::vector<std::string>& notes) {
     const std::string path = folder_ + "/" + name;
     if (ends_with(name, ".csv") && !csv_.count(path))
       csv_.emplace(path, std::make_unique<CsvSource>(path));
-    else if (ends_with(name, kTraceSuffix) && !traces_.count(path)) {
+    else if (ends_with(name, ".lr") && !plan_files_.count(path)) {
+      auto src = std::make_unique<TraceSource>();
+      src->path = path;
+      plan_files_.emplace(path, std::move(src));
+    } else if (ends_with(name, kTraceSuffix) && !traces_.count(path)) {
       auto src = std::make_unique<TraceSource>();
       src->path = path;
       src->run = run_index(name.substr(0, name.size() - std::string(kTraceSuffix).size()), path);
@@ -312,6 +319,51 @@ void LiveSweepReader::read_trace(TraceSource& src, double now, std::vector<std::
                     "'" + src.path + "' row " + std::to_string(i), run.ended ? quiet : notes);
   }
   if (run.curve.steps.size() != before) run.grown_at = now, grew_ = true;
+}
+
+// A plan is read whole whenever its size or time changed; rows that do not parse, or whose steps
+// do not increase, make the plan unusable (a note; the run is forecast without it).
+void LiveSweepReader::read_plan(TraceSource& src, std::vector<std::string>& notes) {
+  struct stat st {};
+  if (::stat(src.path.c_str(), &st) != 0) return;
+  if ((long long)st.st_size == src.size && (long long)st.st_mtime == src.mtime) return;
+  src.size = (long long)st.st_size, src.mtime = (long long)st.st_mtime;
+  const std::string id = fs::path(src.path).stem().string();
+  Plan plan;
+  std::ifstream in(src.path);
+  std::string line;
+  for (long number = 1; std::getline(in, line); ++number) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    bool quote_open = false;
+    const std::vector<std::string> f = split_csv_fields(line, quote_open);
+    long long step = 0;
+    double lr = 0;
+    if (f.empty() || (number == 1 && f[0] == "step")) continue;
+    if (f.size() < 2 || !parse_step(f[0], step) || !parse_cell(f[1], lr) || !(lr >= 0) ||
+        (!plan.steps.empty() && step <= plan.steps.back())) {
+      notes.push_back("plan '" + src.path + "' line " + std::to_string(number) + " ('" + line +
+                      "') is not `step,lr` with increasing steps: run '" + id +
+                      "' is forecast without its plan");
+      plans_.erase(id);
+      return;
+    }
+    plan.steps.push_back(step), plan.lr.push_back(lr);
+  }
+  notes.push_back("run '" + id + "': planned learning rates of " +
+                  std::to_string(plan.steps.size()) + " steps from '" + src.path + "'");
+  plans_[id] = std::move(plan);
+}
+
+void LiveSweepReader::attach_plans() {
+  for (LiveRun& run : runs_) {
+    const auto it = plans_.find(run.curve.id);
+    if (it == plans_.end()) {
+      run.plan_steps.clear(), run.plan_lr.clear();
+      continue;
+    }
+    run.plan_steps = it->second.steps;
+    run.plan_lr = it->second.lr;
+  }
 }
 
 }  // namespace hpt::io

@@ -5,7 +5,9 @@
 //                     `group`, `job`, `final_step` (rows appended as the run logs them);
 //   <any>.csv         a wide file whose header is `step` and then one column per run (the export
 //                     of an experiment tracker);
-//   <run>_trace.h5    hpt's own train trace (replaced atomically as the run goes).
+//   <run>_trace.h5    hpt's own train trace (replaced atomically as the run goes);
+//   <run>.lr          the run's planned learning rate of every step (`step,lr` rows, written once
+//                     when it starts), which its forecasts need and its curve file cannot hold yet.
 // Each poll reads only what was appended since the previous one. A torn last line waits for its
 // newline; a step at or before the run's newest step means the run restarted from a checkpoint:
 // its curve is cut before that step, with a note; a non-finite loss ends the curve; a vanished file
@@ -42,6 +44,8 @@ class LiveSweepReader {
   void read_row(CsvSource& src, const std::string& line, long number, double now,
                 std::vector<std::string>& notes);
   void read_trace(TraceSource& src, double now, std::vector<std::string>& notes);
+  void read_plan(TraceSource& src, std::vector<std::string>& notes);
+  void attach_plans();
   int run_index(const std::string& id, const std::string& file);
   void mark_gone(const std::string& file, std::vector<std::string>& notes);
 
@@ -49,6 +53,12 @@ class LiveSweepReader {
   std::vector<forecast::LiveRun> runs_;
   std::map<std::string, std::unique_ptr<CsvSource>> csv_;
   std::map<std::string, std::unique_ptr<TraceSource>> traces_;
+  std::map<std::string, std::unique_ptr<TraceSource>> plan_files_;  // <run>.lr, by path
+  struct Plan {
+    std::vector<long long> steps;
+    std::vector<double> lr;
+  };
+  std::map<std::string, Plan> plans_;  // by run id
   bool grew_ = false;
 };
 

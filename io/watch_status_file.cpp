@@ -113,6 +113,7 @@ void write_watch_status(const std::string& path, const std::string& deck_text,
   root.write_string_attribute("folder", poll.folder);
   root.write_int_attribute("final_step", settings.final_step);
   root.write_double_attribute("stop_at", settings.stop_at);
+  root.write_vector_attribute("rungs", settings.rungs);
   root.write_double_attribute("stop_confidence", settings.stop_confidence);
   root.write_int_attribute("runs", (long long)runs.size());
   root.write_int_attribute("stopped", poll.stopped);

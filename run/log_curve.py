@@ -4,7 +4,8 @@ tells the run when hpt has stopped it. Needs only the Python standard library.
     import sys; sys.path.insert(0, "/path/to/hpt/run")  # live-sweep-array.sbatch sets PYTHONPATH
     from log_curve import CurveLog
 
-    curve = CurveLog("out/live-sweep/live", "lr_0.01", final_step=steps)  # appends to .../lr_0.01.csv
+    curve = CurveLog("out/live-sweep/live", "lr_0.01", final_step=steps,  # appends to .../lr_0.01.csv
+                     lr_plan=lambda step: schedule(step))           # writes .../lr_0.01.lr once
     for step in range(1, steps + 1):
         loss = train_step()
         curve.log(step, loss, lr=lr, val_loss=val if step % 100 == 0 else None)
@@ -14,7 +15,8 @@ tells the run when hpt has stopped it. Needs only the Python standard library.
 The file is `<folder>/<run>.csv` with the header `step,loss,lr,val_loss` (and `,job` when the run
 has a Slurm job id, which hpt needs for watch.act = scancel, and `,final_step` when the run says
 its planned last step, which replaces watch.final_step for its group); an empty cell is a value
-not given.
+not given. With `lr_plan` it first writes `<folder>/<run>.lr`: the planned learning rate of every
+step, which hpt's forecast of the run's final loss uses (a decay still to come changes it).
 Every row is one unbuffered write, so a reader sees whole rows, but for a last row being written.
 A run that starts again appends to its file; a row cut short by a crash is dropped first.
 """
@@ -29,6 +31,19 @@ def slurm_job_id():
     return env.get("SLURM_JOB_ID") or None
 
 
+def write_plan(path, lr_plan, final_step):
+    """Writes <run>.lr, the planned learning rate of every step, in one rename: `lr_plan` is a list
+    of (step, lr) pairs or a function of the step (then for steps 1 to final_step)."""
+    if callable(lr_plan):
+        if not final_step:
+            raise ValueError("CurveLog: an lr_plan function needs final_step (the planned last step)")
+        lr_plan = [(s, lr_plan(s)) for s in range(1, int(final_step) + 1)]
+    tmp = f"{path}.tmp.{os.getpid()}"
+    with open(tmp, "w") as f:
+        f.write("step,lr\n" + "".join(f"{int(s)},{float(lr)!r}\n" for s, lr in lr_plan))
+    os.replace(tmp, path)
+
+
 def cell(value):
     return "" if value is None else repr(float(value))
 
@@ -36,7 +51,7 @@ def cell(value):
 class CurveLog:
     """Appends the rows of one run to `<folder>/<run>.csv`; `job` defaults to slurm_job_id()."""
 
-    def __init__(self, folder, run, job=None, final_step=None):
+    def __init__(self, folder, run, job=None, final_step=None, lr_plan=None):
         if not run or "/" in run or run.startswith("."):
             raise ValueError(f"CurveLog: run name '{run}' must be a file name (no '/', not starting with '.')")
         self.job = str(job) if job is not None else slurm_job_id()
@@ -44,6 +59,8 @@ class CurveLog:
         if self.job is not None and ("," in self.job or "\n" in self.job):
             raise ValueError(f"CurveLog: job id '{self.job}' must not contain a comma or a line break")
         os.makedirs(folder, exist_ok=True)
+        if lr_plan is not None:
+            write_plan(os.path.join(folder, run + ".lr"), lr_plan, self.final_step)
         self.path = os.path.join(folder, run + ".csv")
         self.stop_path = os.path.join(folder, run + ".stop")
         self.fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)

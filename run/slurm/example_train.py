@@ -83,7 +83,7 @@ def main():
     rng = np.random.default_rng(a.seed)
     w = {"w1": rng.normal(0, FEATURES ** -0.5, (FEATURES, HIDDEN)), "b1": np.zeros(HIDDEN),
          "w2": rng.normal(0, HIDDEN ** -0.5, (HIDDEN, CLASSES)), "b2": np.zeros(CLASSES)}
-    curve = CurveLog(a.out, a.run, final_step=a.steps)
+    curve = CurveLog(a.out, a.run, final_step=a.steps, lr_plan=lambda s: rate(a, s))
     print(f"example_train {a.run}: lr {a.lr} ({a.schedule}), {a.steps} steps -> {curve.path}", flush=True)
     for step in range(1, a.steps + 1):  # step s: the s-th update, as in hpt's traces
         if curve.should_stop():
@@ -94,6 +94,7 @@ def main():
         batch = rng.integers(0, len(y), BATCH)
         loss, grads = loss_and_grads(w, x[batch], y[batch])
         if not math.isfinite(loss):
+            curve.log(step, loss, lr=lr)  # the watcher reads the non-finite loss as the run's end
             print(f"example_train {a.run}: the loss is not finite at step {step}; diverged", file=sys.stderr)
             return 3
         for k in w:

@@ -1,5 +1,8 @@
 #include "app/watch_options.hpp"
 
+#include "core/config_lists.hpp"
+#include "core/error.hpp"
+
 namespace hpt::app {
 
 void declare_watch_options(OptionSchema& s) {
@@ -25,10 +28,28 @@ void declare_watch_options(OptionSchema& s) {
                "the folder, for scripts that check it) or scancel (cancels the run's job)");
   s.add_string("watch.scancel_command", "scancel",
                "the command that cancels a job with watch.act = scancel, called as COMMAND JOBID");
+  s.add_string("watch.rejudge_at", "",
+               "fractions of the planned last step, above forecast.stop_at and below 1, "
+               "increasing, at which a run kept so far is judged again (e.g. 0.5); empty: each run "
+               "is judged once");
   s.add_real("watch.max_stop_fraction", 0.5,
              "at most this fraction of the live runs is stopped in one poll (the rest wait for the "
              "next)",
              0, 1);
+}
+
+std::vector<double> judgment_rungs(const Config& c) {
+  std::vector<double> rungs{c.get_real("forecast.stop_at")};
+  const std::string& text = c.get_string("watch.rejudge_at");
+  if (split_list(text).empty()) return rungs;
+  for (double f : parse_positive_reals(text, "watch.rejudge_at", "0.5,0.75")) {
+    if (f <= rungs.back() || f >= 1)
+      throw InputError("watch.rejudge_at = '" + text + "': " + std::to_string(f) +
+                       " is out of order; expected increasing fractions above forecast.stop_at = " +
+                       std::to_string(rungs.front()) + " and below 1, e.g. '0.5,0.75'");
+    rungs.push_back(f);
+  }
+  return rungs;
 }
 
 forecast::LiveJudgeSettings read_live_judge_settings(const Config& c) {
@@ -40,6 +61,7 @@ forecast::LiveJudgeSettings read_live_judge_settings(const Config& c) {
   s.by_validation = c.get_string("forecast.stop_on") == "validation";
   s.stale_after = c.get_real("watch.stale_after");
   s.max_stop_fraction = c.get_real("watch.max_stop_fraction");
+  s.rungs = judgment_rungs(c);
   return s;
 }
 

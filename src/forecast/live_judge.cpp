@@ -64,6 +64,34 @@ double level_at(const Curve& c, long long t, bool by_validation) {
   return n == 0 ? kNaN : forecast_last(c.loss, n);
 }
 
+}  // namespace
+
+// `prefix` (a run's curve up to its newest row or an origin) followed by the steps of the run's
+// plan after it, with their planned learning rates: the schedule the forecast's features read.
+// The prefix's own rates come from the plan where the curve has none. Without a plan: `prefix`.
+Curve with_plan(Curve prefix, const LiveRun& run) {
+  if (run.plan_steps.empty() || prefix.steps.empty()) return prefix;
+  const auto planned_at = [&](long long t) {
+    const auto it = std::upper_bound(run.plan_steps.begin(), run.plan_steps.end(), t);
+    return it == run.plan_steps.begin() ? run.plan_lr.front()
+                                        : run.plan_lr[std::size_t(it - run.plan_steps.begin() - 1)];
+  };
+  if (prefix.lr.size() != prefix.steps.size()) {
+    prefix.lr.clear();
+    for (long long t : prefix.steps) prefix.lr.push_back(planned_at(t));
+  }
+  const long long t = prefix.steps.back();
+  for (std::size_t i = 0; i < run.plan_steps.size(); ++i)
+    if (run.plan_steps[i] > t) {
+      prefix.steps.push_back(run.plan_steps[i]);
+      prefix.lr.push_back(run.plan_lr[i]);
+      prefix.loss.push_back(prefix.loss.back());  // never read: the history ends at t
+    }
+  return prefix;
+}
+
+namespace {
+
 // The learned forecast of `c`'s level at `end` from its first n entries.
 LevelForecast final_from(const Curve& c, int n, long long end, const LiveJudgeSettings& s) {
   const LevelHistory hist = level_history(c.steps, c.loss, n);
@@ -128,12 +156,18 @@ Curve curve_upto(const Curve& c, long long t) {
   return out;
 }
 
-long long LiveJudge::judge_step(long long end) const {
-  return end > 0 ? (long long)std::floor(s_.stop_at * double(end)) : -1;
+long long LiveJudge::judge_step(long long end, int k) const {
+  return end > 0 ? (long long)std::floor(s_.rungs[std::size_t(k)] * double(end)) : -1;
 }
 
-long long LiveJudge::judge_step_of(const PollContext& ctx, int r) const {
-  return judge_step(ctx.end[std::size_t(ctx.group[std::size_t(r)])]);
+long long LiveJudge::judge_step_of(const PollContext& ctx, int r, int k) const {
+  return judge_step(ctx.end[std::size_t(ctx.group[std::size_t(r)])], k);
+}
+
+int LiveJudge::next_rung(const std::string& id) const {
+  const Judgment* j = judgment_of(id);
+  if (!j) return 0;
+  return j->stop || j->rung + 1 >= int(s_.rungs.size()) ? -1 : j->rung + 1;
 }
 
 void LiveJudge::restore_stop(const std::string& id, long long origin, const std::string& reason) {
@@ -141,22 +175,26 @@ void LiveJudge::restore_stop(const std::string& id, long long origin, const std:
   j.origin = origin;
   j.stop = true;
   j.restored = reason;
+  j.rung = int(s_.rungs.size()) - 1;
   judged_ids_.push_back(id);
   judged_.push_back(j);
 }
 
-// A run is judged once it has passed the judgment step and every other run of its group has
-// reached its origin, ended, vanished or gone idle (watch.stale_after).
-bool LiveJudge::ready(const std::vector<LiveRun>& runs, int r, const PollContext& ctx,
+// A run is judged at rung k once it has passed that rung's judgment step and every other run of
+// its group has reached its origin, ended, been stopped, vanished or gone idle (watch.stale_after).
+bool LiveJudge::ready(const std::vector<LiveRun>& runs, int r, int k, const PollContext& ctx,
                       double now) const {
   const LiveRun& run = runs[std::size_t(r)];
-  const long long judge_at = judge_step_of(ctx, r);
+  const long long judge_at = judge_step_of(ctx, r, k);
   if (run.ended || run.gone || judge_at < 0 || last_step(run.curve) < judge_at) return false;
   const long long origin = judgment_origin(run.curve, judge_at, s_.every);
-  for (const LiveRun& q : runs)
-    if (q.curve.group == run.curve.group && last_step(q.curve) < origin && !q.ended && !q.gone &&
-        now - q.grown_at < s_.stale_after)
-      return false;
+  for (const LiveRun& q : runs) {
+    if (q.curve.group != run.curve.group || last_step(q.curve) >= origin || q.ended || q.gone ||
+        now - q.grown_at >= s_.stale_after)
+      continue;
+    const Judgment* jq = judgment_of(q.curve.id);
+    if (!(jq && jq->stop)) return false;
+  }
   return true;
 }
 
@@ -172,7 +210,8 @@ double LiveJudge::level_at_origin(const std::vector<LiveRun>& runs, int q, long 
     LevelForecast f;
     f.mid = f.lo = f.hi = kNaN;
     if (n > 0 && c.steps[std::size_t(n - 1)] == g && n >= kMinOriginEntries)
-      f = final_from(curve_upto(c, g), n, ctx.end[std::size_t(ctx.group[std::size_t(q)])], s_);
+      f = final_from(with_plan(curve_upto(c, g), runs[std::size_t(q)]), n,
+                     ctx.end[std::size_t(ctx.group[std::size_t(q)])], s_);
     else if (n > 0)
       f.mid = level_at(c, g, s_.by_validation);
     it = ctx.at_origin.emplace(key, f).first;
@@ -183,9 +222,10 @@ double LiveJudge::level_at_origin(const std::vector<LiveRun>& runs, int q, long 
 
 // The rule of run.mode = forecast at run r's judgment origin g: every run of its group as it was at
 // g, the run stopped when it beats the best of the others with probability below 1 - confidence.
-Judgment LiveJudge::judge(const std::vector<LiveRun>& runs, int r, PollContext& ctx) const {
+Judgment LiveJudge::judge(const std::vector<LiveRun>& runs, int r, int k, PollContext& ctx) const {
   Judgment j;
-  j.origin = judgment_origin(runs[std::size_t(r)].curve, judge_step_of(ctx, r), s_.every);
+  j.rung = k;
+  j.origin = judgment_origin(runs[std::size_t(r)].curve, judge_step_of(ctx, r, k), s_.every);
   if (j.origin < 0) return j;
   std::vector<int> members;
   std::vector<double> level(runs.size(), kNaN);
@@ -219,9 +259,29 @@ LiveJudge::PollContext LiveJudge::context(const std::vector<LiveRun>& runs) cons
 }
 
 const Judgment* LiveJudge::judgment_of(const std::string& id) const {
-  for (std::size_t i = 0; i < judged_ids_.size(); ++i)
+  for (std::size_t i = judged_ids_.size(); i-- > 0;)
     if (judged_ids_[i] == id) return &judged_[i];
   return nullptr;
+}
+
+// The run's level now, its forecast at `end` and the fan to it, from its newest row.
+void LiveJudge::forecast_now(const LiveRun& run, long long end, RunStatus& st) const {
+  st.last_step = last_step(run.curve);
+  if (run.curve.steps.empty()) return;
+  st.level = level_at(run.curve, st.last_step, s_.by_validation);
+  st.final_q50 = st.level;
+  const int n = int(run.curve.steps.size());
+  if (n < kMinOriginEntries) return;
+  const Curve c = with_plan(run.curve, run);
+  const LevelForecast f = final_from(c, n, end, s_);
+  st.final_q05 = f.lo, st.final_q50 = f.mid, st.final_q95 = f.hi;
+  const LevelHistory hist = level_history(c.steps, c.loss, n);
+  for (int k = 1; k <= kFanPoints && end > st.last_step; ++k) {
+    const long long h = (end - st.last_step) * k / kFanPoints;
+    const LevelForecast p = level_forecast_ahead(s_.model, hist, c.steps, c.lr, h);
+    st.fan_step.push_back(st.last_step + h);
+    st.fan_q05.push_back(p.lo), st.fan_q50.push_back(p.mid), st.fan_q95.push_back(p.hi);
+  }
 }
 
 // Every run's forecast from its newest row (on the host's threads), then the best other run of its
@@ -230,25 +290,10 @@ void LiveJudge::refresh(const std::vector<LiveRun>& runs, const PollContext& ctx
                         std::vector<RunStatus>& out) const {
   Kokkos::parallel_for(
       "hpt::watch_forecasts", Kokkos::RangePolicy<HostExec>(0, int(runs.size())), [&](int r) {
-        const Curve& c = runs[std::size_t(r)].curve;
-        RunStatus& st = out[std::size_t(r)];
-        st.last_step = last_step(c);
-        st.judge_step = judgment_origin(c, judge_step_of(ctx, r), s_.every);
-        if (c.steps.empty()) return;
-        st.level = level_at(c, st.last_step, s_.by_validation);
-        st.final_q50 = st.level;
-        const int n = int(c.steps.size());
-        if (n < kMinOriginEntries) return;
-        const long long end = ctx.end[std::size_t(ctx.group[std::size_t(r)])];
-        const LevelForecast f = final_from(c, n, end, s_);
-        st.final_q05 = f.lo, st.final_q50 = f.mid, st.final_q95 = f.hi;
-        const LevelHistory hist = level_history(c.steps, c.loss, n);
-        for (int k = 1; k <= kFanPoints && end > st.last_step; ++k) {
-          const long long h = (end - st.last_step) * k / kFanPoints;
-          const LevelForecast p = level_forecast_ahead(s_.model, hist, c.steps, c.lr, h);
-          st.fan_step.push_back(st.last_step + h);
-          st.fan_q05.push_back(p.lo), st.fan_q50.push_back(p.mid), st.fan_q95.push_back(p.hi);
-        }
+        out[std::size_t(r)].judge_step =
+            judgment_origin(runs[std::size_t(r)].curve, judge_step_of(ctx, r, 0), s_.every);
+        forecast_now(runs[std::size_t(r)], ctx.end[std::size_t(ctx.group[std::size_t(r)])],
+                     out[std::size_t(r)]);
       });
   HostExec().fence();
   for (std::size_t r = 0; r < runs.size(); ++r) {
@@ -286,23 +331,32 @@ std::vector<RunStatus> LiveJudge::poll(const std::vector<LiveRun>& runs, double 
   }
   const long allowed = long(std::floor(s_.max_stop_fraction * double(live)));
   std::vector<char> deferred(runs.size(), 0);
-  for (int r = 0; r < int(runs.size()); ++r) {
-    if (judgment_of(runs[std::size_t(r)].curve.id) || !ready(runs, r, ctx, now)) continue;
-    Judgment j = judge(runs, r, ctx);
-    j.after_end = out[std::size_t(r)].last_step >= ctx.end[std::size_t(ctx.group[std::size_t(r)])];
-    if (j.stop && !j.after_end && best_of_group_now(out, ctx, r))
-      j.stop = false, j.kept_as_best = true;
-    if (j.stop && !j.after_end && long(stopped_now.size()) >= allowed) {
-      deferred[std::size_t(r)] = 1;  // judged again, on the same evidence, at the next poll
-      continue;
-    }
-    judged_ids_.push_back(runs[std::size_t(r)].curve.id);
-    judged_.push_back(j);
-    if (j.stop && !j.after_end) stopped_now.push_back(r);
-  }
+  for (int r = 0; r < int(runs.size()); ++r)
+    for (int k = next_rung(runs[std::size_t(r)].curve.id); k >= 0 && ready(runs, r, k, ctx, now);
+         k = next_rung(runs[std::size_t(r)].curve.id))
+      if (!judge_and_record(runs, r, k, ctx, out, allowed, stopped_now)) {
+        deferred[std::size_t(r)] = 1;  // judged again, on the same evidence, at the next poll
+        break;
+      }
   for (int r = 0; r < int(runs.size()); ++r)
     describe(runs, r, ctx, now, deferred[std::size_t(r)] != 0, out[std::size_t(r)]);
   return out;
+}
+
+// Judges run r at rung k and records the judgment; false when its stop is deferred instead
+// (watch.max_stop_fraction of the live runs already stopped in this poll).
+bool LiveJudge::judge_and_record(const std::vector<LiveRun>& runs, int r, int k, PollContext& ctx,
+                                 const std::vector<RunStatus>& out, long allowed,
+                                 std::vector<int>& stopped_now) {
+  Judgment j = judge(runs, r, k, ctx);
+  j.after_end = out[std::size_t(r)].last_step >= ctx.end[std::size_t(ctx.group[std::size_t(r)])];
+  if (j.stop && !j.after_end && best_of_group_now(out, ctx, r))
+    j.stop = false, j.kept_as_best = true;
+  if (j.stop && !j.after_end && long(stopped_now.size()) >= allowed) return false;
+  judged_ids_.push_back(runs[std::size_t(r)].curve.id);
+  judged_.push_back(j);
+  if (j.stop && !j.after_end) stopped_now.push_back(r);
+  return true;
 }
 
 namespace {
@@ -349,14 +403,16 @@ void LiveJudge::describe(const std::vector<LiveRun>& runs, int r, const PollCont
                    (j->stop ? "would have stopped it " : "kept it ") + judged_words(*j, below);
   } else if (j) {
     st.decision = Decision::kContinue, st.reason = "continues: judged " + judged_words(*j, below);
+    const int k = next_rung(run.curve.id);
+    if (k > 0) st.reason += "; judged again at step " + std::to_string(judge_step_of(ctx, r, k));
   } else if (deferred) {
     st.reason =
         "stop deferred to the next poll: watch.max_stop_fraction of the live runs were "
         "stopped in this one";
-  } else if (judge_step_of(ctx, r) < 0) {
+  } else if (judge_step_of(ctx, r, 0) < 0) {
     st.reason = "no planned last step: set watch.final_step or log a final_step column";
-  } else if (st.last_step < judge_step_of(ctx, r)) {
-    st.reason = "judged once it reaches step " + std::to_string(judge_step_of(ctx, r));
+  } else if (st.last_step < judge_step_of(ctx, r, 0)) {
+    st.reason = "judged once it reaches step " + std::to_string(judge_step_of(ctx, r, 0));
   } else {
     st.reason = now - run.grown_at >= s_.stale_after
                     ? "idle: no row for watch.stale_after seconds"

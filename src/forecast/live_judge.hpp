@@ -1,7 +1,8 @@
 #pragma once
 // The stop rule of a live sweep (run.mode = watch; docs/watch.md#decisions). Every run is judged
-// once, at its judgment origin: its newest origin (a step divisible by forecast.every, with at
-// least 10 entries) at or before forecast.stop_at of the planned last step. There, exactly as
+// at its judgment origin: its newest origin (a step divisible by forecast.every, with at least 10
+// entries) at or before forecast.stop_at of the planned last step; a run kept there is judged again
+// at each fraction of watch.rejudge_at. There, exactly as
 // run.mode = forecast judges a finished sweep, the learned forecaster forecasts its log loss at the
 // planned last step from the curve up to that origin, and the run is stopped when the probability
 // that it ends below the best other run of its group (the lowest forecast final median, or current
@@ -22,6 +23,9 @@ struct LiveJudgeSettings {
   long long final_step = 0;  // watch.final_step: the runs' planned last step (0: from the files)
   long long every = 10;      // forecast.every
   double stop_at = 0.25;     // forecast.stop_at
+  // The fractions of the planned last step at which runs are judged: forecast.stop_at, then
+  // watch.rejudge_at (increasing). A run kept at one is judged again at the next.
+  std::vector<double> rungs{0.25};
   double stop_confidence = 0.9;    // forecast.stop_confidence
   bool by_validation = false;      // forecast.stop_on = validation
   double stale_after = 600;        // watch.stale_after: a run this long without a row is idle
@@ -58,10 +62,11 @@ struct Judgment {
   bool stop = false;
   bool kept_as_best = false;  // the rule said stop, but its forecast is the best of its group now
   bool after_end = false;     // judged once the run had finished: a stop comes too late to act
+  int rung = 0;               // index into LiveJudgeSettings::rungs
   std::string restored;       // the reason of a stop restored from an earlier watch
 };
 
-// The judge keeps every run's judgment: a decision is taken once and never revised.
+// The judge keeps every run's judgments: a stop is taken once and never revised.
 class LiveJudge {
  public:
   explicit LiveJudge(LiveJudgeSettings settings) : s_(std::move(settings)) {}
@@ -73,8 +78,9 @@ class LiveJudge {
   // Restores a stop decided by an earlier watch of the same sweep (watch restarted), with the
   // reason it gave.
   void restore_stop(const std::string& id, long long origin, const std::string& reason);
-  // The step whose newest origin judges the runs of a group that ends at `end` (-1: end unknown).
-  long long judge_step(long long end) const;
+  // The step whose newest origin judges, at rung k, the runs of a group that ends at `end` (-1:
+  // end unknown).
+  long long judge_step(long long end, int k = 0) const;
   const LiveJudgeSettings& settings() const { return s_; }
 
  private:
@@ -86,17 +92,23 @@ class LiveJudge {
     std::map<std::pair<int, long long>, LevelForecast> at_origin;
   };
   PollContext context(const std::vector<LiveRun>& runs) const;
-  bool ready(const std::vector<LiveRun>& runs, int r, const PollContext& ctx, double now) const;
-  long long judge_step_of(const PollContext& ctx, int r) const;
+  bool ready(const std::vector<LiveRun>& runs, int r, int k, const PollContext& ctx,
+             double now) const;
+  long long judge_step_of(const PollContext& ctx, int r, int k) const;
+  int next_rung(const std::string& id) const;  // -1: stopped, or judged at every rung
+  bool judge_and_record(const std::vector<LiveRun>& runs, int r, int k, PollContext& ctx,
+                        const std::vector<RunStatus>& out, long allowed,
+                        std::vector<int>& stopped_now);
   double level_at_origin(const std::vector<LiveRun>& runs, int q, long long g, PollContext& ctx,
                          LevelForecast* final) const;
-  Judgment judge(const std::vector<LiveRun>& runs, int r, PollContext& ctx) const;
+  Judgment judge(const std::vector<LiveRun>& runs, int r, int k, PollContext& ctx) const;
   void refresh(const std::vector<LiveRun>& runs, const PollContext& ctx,
                std::vector<RunStatus>& out) const;
+  void forecast_now(const LiveRun& run, long long end, RunStatus& st) const;
   void describe(const std::vector<LiveRun>& runs, int r, const PollContext& ctx, double now,
                 bool deferred, RunStatus& st) const;
   bool best_of_group_now(const std::vector<RunStatus>& status, const PollContext& ctx, int r) const;
-  const Judgment* judgment_of(const std::string& id) const;
+  const Judgment* judgment_of(const std::string& id) const;  // the newest
 
   LiveJudgeSettings s_;
   std::vector<std::string> judged_ids_;  // in the order judged
@@ -106,6 +118,10 @@ class LiveJudge {
 // The run's judgment origin for a planned-last-step judgment at `judge_step`: its newest step
 // <= judge_step divisible by `every` with at least 10 entries up to it; -1 if none.
 long long judgment_origin(const Curve& c, long long judge_step, long long every);
+
+// `prefix` followed by the steps of the run's plan after its last step, with their planned
+// learning rates (the prefix's own rates from the plan where it has none); `prefix` without a plan.
+Curve with_plan(Curve prefix, const LiveRun& run);
 
 // `c` cut after step `t` (validation points too).
 Curve curve_upto(const Curve& c, long long t);

@@ -5,7 +5,7 @@ time, as training jobs append their logs. Used by the watch-mode test and bench.
 
   grow_sweep.py CURVES.h5 FOLDER [--chunk 40] [--pause 0.03] [--upto STEP] [--torn]
                 [--restart RUN:AT:FROM] [--vanish RUN:AT] [--job-names] [--final-step-column]
-                [--diverged-nan]
+                [--diverged-nan] [--honour-stop] [--plan]
 
 --torn writes each chunk's last row in two parts with a pause between (a reader must wait for the
 newline); --restart RUN:AT:FROM makes run RUN, once it has logged step AT, log again from step FROM
@@ -14,7 +14,9 @@ deletes RUN's file once it has logged step AT; --job-names names files <run>-<jo
 ids 1000_0, 1000_1, ... in run order; --upto stops every run at that step; --final-step-column
 adds the column final_step: each run's planned last step (its last step in CURVES);
 --diverged-nan ends a run with the run attribute diverged = 1 with a row of loss nan (as its script
-logs the non-finite loss)."""
+logs the non-finite loss); --honour-stop writes no more rows of a run once FOLDER/<run>.stop exists
+(as a script that checks it does); --plan writes FOLDER/<run>.lr first: the run's learning rate
+at every step (`step,lr`), as a trainer that knows its schedule does."""
 import argparse
 import os
 import time
@@ -34,6 +36,17 @@ def load(path, upto):
     return runs
 
 
+def write_plans(path, folder, job_names):
+    """FOLDER/<file name>.lr for every run with an lr series."""
+    with h5py.File(path, "r") as f:
+        for i, (rid, g) in enumerate(f["runs"].items()):
+            if "lr" not in g:
+                continue
+            name = f"{rid}-1000_{i}" if job_names else rid
+            with open(os.path.join(folder, name + ".lr"), "w") as out:
+                out.write("step,lr\n" + "".join(f"{s},{lr!r}\n" for s, lr in zip(g["step"][...], g["lr"][...])))
+
+
 def row(step, loss, group, planned):
     return f"{step},{loss!r}" + (f",{group}" if group else "") + (f",{planned}" if planned else "") + "\n"
 
@@ -51,8 +64,12 @@ def main():
     ap.add_argument("--job-names", action="store_true")
     ap.add_argument("--final-step-column", action="store_true")
     ap.add_argument("--diverged-nan", action="store_true")
+    ap.add_argument("--honour-stop", action="store_true")
+    ap.add_argument("--plan", action="store_true")
     a = ap.parse_args()
     planned = {r[0]: (r[2][-1] if a.final_step_column else None) for r in load(a.curves, 0)}
+    if a.plan:
+        write_plans(a.curves, a.folder, a.job_names)
     runs = load(a.curves, a.upto)
     restart = a.restart.split(":") if a.restart else None
     vanish = a.vanish.split(":") if a.vanish else None
@@ -69,6 +86,9 @@ def main():
     while any(pos[r[0]] < len(r[2]) and r[0] not in gone for r in runs):
         for rid, group, steps, loss, _ in runs:
             if rid in gone or pos[rid] >= len(steps):
+                continue
+            if a.honour_stop and os.path.exists(paths[rid][:-4] + ".stop"):
+                gone.add(rid)
                 continue
             end = min(pos[rid] + a.chunk, len(steps))
             text = "".join(row(steps[i], loss[i], group, planned[rid]) for i in range(pos[rid], end))

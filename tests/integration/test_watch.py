@@ -4,6 +4,8 @@ process that grows one CSV per run in chunks, with torn last lines, one run rest
 checkpoint and one file deleted. The watcher's judgment of every run (verdict, step, probability)
 must equal the offline forecast mode's stop list on the same curves; stop files are written for
 exactly the stopped runs, each decision is logged once, and a restarted watch keeps its decisions.
+With each run's planned learning rates in <run>.lr, the judgments equal forecast mode's on the
+curves with their lr column.
 Then: a wide CSV and an hpt trace are read, a final_step column replaces watch.final_step,
 watch.act = scancel calls a stand-in with the job ids of the file names, and bad inputs end the
 run with exit 2 and nothing written."""
@@ -119,6 +121,65 @@ for g, (rid, _) in best.items():
 txt = open(os.path.join(work, "w_watch.txt")).read()
 check(all(r in txt for r in stopped_ids) and "why:" in txt, "the text status names every run and why")
 
+# --- with the runs' planned learning rates (<run>.lr): the judgments of forecast mode on the curves
+#     with their lr column, where the schedule to the end is known
+curves_lr = os.path.join(work, "curves_lr.h5")
+with h5py.File(sweep, "r") as f, h5py.File(curves_lr, "w") as o:
+    for rid, g in f["runs"].items():
+        og = o.create_group("runs/" + rid)
+        og["step"], og["loss"], og["lr"] = g["step"][...], g["loss"][...], g["lr"][...]
+        og.attrs["group"] = rid.split("_")[1]
+p = run(hpt, os.path.join(root, "inputs", "forecast.ini"), f"forecast.input={curves_lr}",
+        "forecast.ensemble=off", f"output.dir={work}", "output.name=offline_lr")
+check(p.returncode == 0, "offline forecast of the sweep with its learning rates", p.stderr[-2000:])
+offline_lr = {}
+with h5py.File(os.path.join(work, "offline_lr.h5"), "r") as f:
+    for g in f["runs"].values():
+        rid = g.attrs["id"].decode() if isinstance(g.attrs["id"], bytes) else g.attrs["id"]
+        offline_lr[rid] = (int(g.attrs["stop_origin"]), float(g.attrs["stop_beat_probability"]),
+                           int(g.attrs["stopped"]))
+planned = os.path.join(work, "planned")
+os.makedirs(planned)
+watcher = subprocess.Popen(watch_cmd(planned, "p"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+writer = subprocess.run([sys.executable, grow, curves_lr, planned, "--chunk", "100", "--pause", "0.03",
+                         "--plan"], capture_output=True, text=True, timeout=300)
+out_p, err_p = watcher.communicate(timeout=300)
+check(writer.returncode == 0 and watcher.returncode == 0, "the sweep with plans replayed and watched",
+      writer.stderr[-500:] + err_p[-1000:])
+check("planned learning rates of 1000 steps" in out_p, "the plans are read", out_p[:1500])
+status_p = status_runs(os.path.join(work, "p_watch.h5"))
+same = [rid for rid, (origin, prob, stopped) in offline_lr.items()
+        if status_p[rid]["judge_step"] == origin and status_p[rid]["verdict"] == stopped
+        and np.isclose(status_p[rid]["judged_probability"], prob, rtol=1e-9, atol=1e-300)]
+check(len(same) == len(offline_lr), "with plans every judgment equals forecast mode's on the curves "
+      "with their learning rates", str(sorted(set(offline_lr) - set(same))))
+check(sum(v[2] for v in offline_lr.values()) != sum(v[2] for v in offline.values()) or
+      any(offline_lr[r][1] != offline[r][1] for r in offline),
+      "the schedule changes the judgments (so the check above tests the plans)")
+
+# --- judged again at half way (watch.rejudge_at = 0.5), stopped runs ending as a script that
+#     honours its stop file does: the first judgments are the single ones above, every run kept
+#     there is judged again at step 500
+rejudged = os.path.join(work, "rejudged")
+os.makedirs(rejudged)
+watcher = subprocess.Popen(watch_cmd(rejudged, "r", "watch.rejudge_at=0.5", "watch.act=file"),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+writer = subprocess.run([sys.executable, grow, curves_lr, rejudged, "--chunk", "100", "--pause", "0.03",
+                         "--plan", "--honour-stop"], capture_output=True, text=True, timeout=300)
+out_r, err_r = watcher.communicate(timeout=300)
+check(writer.returncode == 0 and watcher.returncode == 0, "a sweep watched with a second judgment",
+      writer.stderr[-500:] + err_r[-1000:])
+status_r = status_runs(os.path.join(work, "r_watch.h5"))
+first = sorted(r for r, st in status_r.items() if st["decision"] == "stop" and st["stop_step"] == 250)
+check(first == sorted(r for r, v in offline_lr.items() if v[2]),
+      "the runs stopped at the first judgment are forecast mode's", f"{first}")
+kept = [st for r, st in status_r.items() if r not in first]
+check(kept and all(st["judge_step"] == 500 for st in kept),
+      "every run kept at step 250 is judged again at step 500", str([st["judge_step"] for st in kept]))
+check(all(st["stop_step"] in (-1, 250, 500) for st in status_r.values()),
+      "runs are stopped only at their judgment origins")
+
 # --- a restarted watch keeps its decisions and does not act twice
 p = subprocess.run(watch_cmd(live, "w", "watch.act=file", "watch.max_polls=1"), capture_output=True,
                    text=True, timeout=120)
@@ -170,6 +231,7 @@ check(len(expected) > 0 and cancelled == expected,
 # --- bad inputs: exit 2, one message naming the key, nothing written
 for sets, key in ((["watch.folder=" + os.path.join(work, "nope")], "watch.folder"),
                   (["watch.interval=0"], "watch.interval"),
+                  (["watch.rejudge_at=0.2"], "watch.rejudge_at"),
                   (["forecast.pretrained=none"], "forecast.pretrained"),
                   (["watch.act=scancel", "watch.scancel_command=/no/such/scancel"], "watch.scancel_command")):
     out_dir = os.path.join(work, "bad_" + key.replace(".", "_"))

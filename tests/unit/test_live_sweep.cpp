@@ -130,4 +130,18 @@ TEST(LiveJudge, CurveUptoKeepsThePrefix) {
   EXPECT_EQ(p.val_steps, (std::vector<long long>{2}));
 }
 
+TEST(LiveJudge, PlanExtendsTheCurveWithItsSchedule) {
+  LiveRun run;
+  run.curve.steps = {1, 2, 3};
+  run.curve.loss = {3, 2, 1};  // no lr column: the prefix's rates come from the plan
+  for (long long s = 1; s <= 6; ++s) run.plan_steps.push_back(s), run.plan_lr.push_back(0.1 * s);
+  const Curve c = hpt::forecast::with_plan(run.curve, run);
+  EXPECT_EQ(c.steps, (std::vector<long long>{1, 2, 3, 4, 5, 6}));
+  ASSERT_EQ(c.lr.size(), 6u);
+  for (std::size_t i = 0; i < 6; ++i) EXPECT_DOUBLE_EQ(c.lr[i], 0.1 * double(i + 1));
+  EXPECT_EQ(c.loss.size(), 6u);
+  run.plan_steps.clear(), run.plan_lr.clear();
+  EXPECT_EQ(hpt::forecast::with_plan(run.curve, run).steps.size(), 3u);  // no plan: the curve
+}
+
 }  // namespace
