@@ -4,6 +4,8 @@
 //   deck      io::read_deck over the app's schema, then what hpt checks before any work
 //             (Config::to_ini, app::check_parity_styles, app::estimate_memory_need)
 //   csv, h5   io::read_curves (strict and skip_bad_runs)
+//   csv       io::LiveSweepReader on the file grown in two parts, as a run's curve and as its plan,
+//             then forecast::LiveJudge on what it read (run.mode = watch: no input is refused)
 //   gz        io::read_dataset_file("digits")
 //   h5        io::read_dataset_file("hdf5"), io::check_model_file, io::load_level_model,
 //             io::open_hpt_file (checkpoint)
@@ -59,6 +61,8 @@
 #include "io/dynamics_model_file.hpp"
 #include "io/hdf5_format.hpp"
 #include "io/level_model_file.hpp"
+#include "io/live_sweep_reader.hpp"
+#include "forecast/live_judge.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
@@ -995,6 +999,30 @@ class StructuralH5 {
 
 // ------------------------------------------------------------------------- readers
 
+// run.mode = watch on `path`: its first half, then the whole, as the growing curve file of a run
+// (and the same bytes as a wide file's and as the run's plan), judged by the shipped level model.
+// The live reader notes what it cannot read and never refuses: any exception is a failure.
+void read_as_live_sweep(const std::string& path, const std::string& folder,
+                        const hpt::forecast::LevelModel& model) {
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  const Bytes bytes = read_file(path);
+  const std::size_t half = bytes.size() / 2;
+  write_file(folder + "/run.csv", Bytes(bytes.begin(), bytes.begin() + long(half)));
+  hpt::io::LiveSweepReader reader(folder);
+  reader.poll(0);
+  std::ofstream(folder + "/run.csv", std::ios::app | std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data() + half),
+             std::streamsize(bytes.size() - half));
+  write_file(folder + "/run.lr", bytes);
+  reader.poll(1);
+  hpt::forecast::LiveJudgeSettings s;
+  s.final_step = 100, s.every = 1, s.model = model, s.rungs = {0.25, 0.5};
+  hpt::forecast::LiveJudge judge(s);
+  std::vector<int> stopped;
+  judge.poll(reader.runs(), 2, stopped);
+}
+
 struct Reader {
   std::string name;
   std::function<void(const std::string&)> read;
@@ -1151,6 +1179,12 @@ int run(const Options& o) {
                                  hpt::io::read_dataset_file("digits", p);
                                }});
   readers[Kind::H5] = readers[Kind::Csv];
+  const hpt::forecast::LevelModel level_model = hpt::io::load_level_model(
+      (fs::path(o.root) / "inputs" / "models" / "level-model.h5").string(), "forecast.pretrained");
+  const std::string live_folder = (fs::path(o.work) / "live").string();
+  readers[Kind::Csv].push_back({"live sweep (watch)", [&](const std::string& p) {
+                                  read_as_live_sweep(p, live_folder, level_model);
+                                }});
   readers[Kind::H5].push_back(
       {"read_dataset_file(hdf5)", [&](const std::string& p) {
          // hpt judges the memory of /X from its declared shape before loading it
