@@ -230,7 +230,10 @@ ForecastNow TrainingForecaster::compute_learned(std::int64_t step) const {
     if (std::isfinite(l)) steps.push_back(s), loss.push_back(l), lr.push_back(planned_lr(s));
   }
   const int n = int(steps.size());
-  for (std::size_t s = std::size_t(step) + 1; s < settings_.planned_lr.size(); ++s)
+  // The plan as far as the largest horizon reaches: the features read no further.
+  const std::size_t until = std::min(
+      settings_.planned_lr.size(), std::size_t(step) + 1 + std::size_t(settings_.horizons.back()));
+  for (std::size_t s = std::size_t(step) + 1; s < until; ++s)
     steps.push_back((long long)s), lr.push_back(settings_.planned_lr[s]);
   const forecast::LevelHistory hist = forecast::level_history(steps, loss, n);
   const forecast::AdaptiveConformal cal = calibration();

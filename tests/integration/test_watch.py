@@ -228,6 +228,24 @@ expected = sorted(st["job"] for st in st2.values() if st["decision"] == "stop")
 check(len(expected) > 0 and cancelled == expected,
       "scancel was called once with the job id of every stopped run", f"{cancelled} vs {expected}")
 
+# --- a run that starts late: its file appears while the watch runs
+late = os.path.join(work, "late")
+os.makedirs(late)
+with open(os.path.join(late, "early.csv"), "w") as f:
+    f.write("step,loss\n" + "".join(f"{s},{1.0 / s!r}\n" for s in range(1, 51)))
+watcher = subprocess.Popen(watch_cmd(late, "l", "watch.max_polls=40", "watch.interval=0.05"),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+time.sleep(0.5)
+with open(os.path.join(late, "late.csv"), "w") as f:
+    f.write("step,loss\n" + "".join(f"{s},{2.0 / s!r}\n" for s in range(1, 21)))
+out_l, err_l = watcher.communicate(timeout=120)
+polls_before = [l for l in out_l.splitlines() if l.startswith("poll ")]
+st_l = status_runs(os.path.join(work, "l_watch.h5"))
+check(watcher.returncode == 0 and "late" in st_l and st_l["late"]["last_step"] == 20,
+      "a run whose file appears during the watch joins it", err_l[-500:] + str(st_l.get("late")))
+check(any(" 1 runs " in l for l in polls_before) and any(" 2 runs " in l for l in polls_before),
+      "it was polled before and after the late run appeared", "\n".join(polls_before[:3]))
+
 # --- bad inputs: exit 2, one message naming the key, nothing written
 for sets, key in ((["watch.folder=" + os.path.join(work, "nope")], "watch.folder"),
                   (["watch.interval=0"], "watch.interval"),
