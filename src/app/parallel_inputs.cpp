@@ -10,9 +10,6 @@ void check_parallel_inputs(const Config& config, const std::string& mode, int ra
   if (mode != "train")
     throw InputError("run.mode = '" + mode + "'" + on +
                      ": only run.mode = train runs data-parallel; run it as one process");
-  if (config.get_string("train.hybrid") != "off")
-    throw InputError("train.hybrid = '" + config.get_string("train.hybrid") + "'" + on +
-                     ": only full training (train.hybrid = off) runs data-parallel so far");
   const auto batch = config.get_int("train.batch_size");
   if (batch % ranks != 0)
     throw InputError("train.batch_size = " + std::to_string(batch) + on +

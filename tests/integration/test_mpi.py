@@ -2,6 +2,7 @@
 every process; the run equals, within float rounding, one process training the same global batch (and a run on other
 data does not); a restart on 2 processes continues bit for bit; a checkpoint of 2 processes is refused on 3, and so
 are a global batch that does not split evenly and the modes that do not run data-parallel (exit 2, before any work).
+A short hybrid run on the digits deck makes the same decisions on 2 processes as on 1.
 Needs a binary built with HPT_ENABLE_MPI; against any other it exits 77, which ctest reports as skipped."""
 import os
 import shutil
@@ -96,9 +97,40 @@ if ok(r2, "2 processes train the xor deck") and ok(r1, "1 process trains it") an
                      f"rc {r3.returncode}\n{r3.stderr[-1000:]}")
         hptest.check(r3.stderr.count("input error") == 1, "... with one message (rank 0's)", r3.stderr[-1000:])
 
+# Hybrid training on 2 processes (the digits deck, entering a predict block at every decision it can): every
+# checkpoint checks that the processes hold identical parameters, so their decisions were the same; and they are the
+# decisions one process makes on the same global batches (phases, backward passes, verdicts), with the same losses
+# within float rounding.
+hybrid = ["run.print_every=1000", "train.steps=300", "train.val_every=50", "hybrid.warmup=60", "predict.confidence=1e6",
+          "predict.min_coverage=0", "predict.min_scored=0", "forecast.every=10", "dynamics.bptt=8", "run.threads=1",
+          "checkpoint.every=25", "checkpoint.keep=20"]
+
+
+def mpirun_digits(n, out):
+    cmd = ["mpirun", "-np", str(n), "--oversubscribe", "--allow-run-as-root", a.hpt, "-i",
+           hptest.deck_path(a.root, "digits.ini")]
+    for s in hybrid + [f"output.dir={out}"]:
+        cmd += ["--set", s]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+
+
+h2 = mpirun_digits(2, os.path.join(a.work, "hybrid2"))
+h1 = mpirun_digits(1, os.path.join(a.work, "hybrid1"))
+if ok(h2, "hybrid training on 2 processes") and ok(h1, "hybrid training on 1 process"):
+    hptest.check("identical, checksum" in h2.stdout, "hybrid, 2 processes: identical parameters at every checkpoint",
+                 h2.stdout[-1500:])
+    u2, u1 = trace(os.path.join(a.work, "hybrid2"), "digits"), trace(os.path.join(a.work, "hybrid1"), "digits")
+    hptest.check(int((u1["phase"] == 2).sum()) > 20 and int((u1["verdict"] != 0).sum()) > 0,
+                 "the hybrid run makes predicted steps and verdicts", str(np.unique(u1["phase"])))
+    same = [k for k in ("phase", "backward", "verdict", "block_horizon") if np.array_equal(u2[k], u1[k])]
+    hptest.check(len(same) == 4, "hybrid: 2 processes decide as 1 process (phase, backward, verdict, horizon)",
+                 str(same))
+    hptest.check(np.allclose(u2["loss"], u1["loss"], rtol=1e-4, atol=1e-6, equal_nan=True),
+                 "hybrid: the losses equal 1 process's within float rounding")
+
 # Refused before any work (no output folder): a batch that does not split, a mode that does not run data-parallel.
 for what, sets, key in [("a global batch of 61 rows on 2 processes", ["train.batch_size=61"], "train.batch_size"),
-                        ("hybrid training on 2 processes", ["train.hybrid=on"], "train.hybrid"),
+                        ("run.mode = compare on 2 processes", ["run.mode=compare"], "run.mode"),
                         ("run.mode = rollout on 2 processes", ["run.mode=rollout"], "run.mode")]:
     bad_out = os.path.join(a.work, "refused")
     r = mpirun(2, *sets, name="bad", steps=N, out=bad_out)
