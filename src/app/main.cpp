@@ -3,8 +3,8 @@
 // prints and writes.
 #include <Kokkos_Core.hpp>
 #include <filesystem>
-#include <memory>
 #include <iostream>
+#include <memory>
 
 #include "app/parity_styles.hpp"
 #include "app/cli.hpp"
@@ -117,10 +117,6 @@ int run(int argc, char** argv, const hpt::Communicator& world) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // Where an internal error happened: "" on one process, " (rank 3 of 4)" in a data-parallel run.
 std::string where(const hpt::Communicator& world) {
   if (world.size() == 1) return "";
@@ -154,8 +150,8 @@ int main(int argc, char** argv) {
     return hpt::kExitInputError;
   } catch (const std::exception& e) {
     std::cerr << "hpt: internal error" << where(world) << ": " << e.what() << "\n";
-    hpt::ParallelSession::abort_all(
-        hpt::kExitInternalError);  // the others may wait in a collective
+    // The other processes may be waiting for this one in a collective: end them all.
+    hpt::ParallelSession::abort_all(hpt::kExitInternalError);
     return hpt::kExitInternalError;
   }
 }
