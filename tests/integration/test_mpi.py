@@ -2,10 +2,12 @@
 every process; the run equals, within float rounding, one process training the same global batch (and a run on other
 data does not); a restart on 2 processes continues bit for bit; a checkpoint of 2 processes is refused on 3, and so
 are a global batch that does not split evenly and the modes that do not run data-parallel (exit 2, before any work).
-A short hybrid run on the digits deck makes the same decisions on 2 processes as on 1.
+A short hybrid run on the digits deck makes the same decisions on 2 processes as on 1. The Slurm job
+run/slurm/mpi.sbatch (stand-in srun and scontrol) stops on SIGUSR1 with a checkpoint, requeues, and continues.
 Needs a binary built with HPT_ENABLE_MPI; against any other it exits 77, which ctest reports as skipped."""
 import os
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -127,6 +129,48 @@ if ok(h2, "hybrid training on 2 processes") and ok(h1, "hybrid training on 1 pro
                  str(same))
     hptest.check(np.allclose(u2["loss"], u1["loss"], rtol=1e-4, atol=1e-6, equal_nan=True),
                  "hybrid: the losses equal 1 process's within float rounding")
+
+# The Slurm job for several nodes (run/slurm/mpi.sbatch) without Slurm: a stand-in srun starts 2 processes with mpirun,
+# a stand-in scontrol records the requeue. SIGUSR1 to the batch shell reaches every process, which checkpoint at the
+# same step and exit 0; the job requeues itself, and the requeued job continues on 2 processes from the checkpoint.
+bin_dir = os.path.join(a.work, "bin")
+os.makedirs(bin_dir)
+with open(os.path.join(bin_dir, "srun"), "w") as f:
+    f.write('#!/bin/sh\nshift\nexec mpirun -np 2 --oversubscribe --allow-run-as-root "$@"\n')  # drops --kill-on-bad-exit
+scontrol_log = os.path.join(a.work, "scontrol.log")
+with open(os.path.join(bin_dir, "scontrol"), "w") as f:
+    f.write(f'#!/bin/sh\necho "$@" >> "{scontrol_log}"\n')
+for name in ("srun", "scontrol"):
+    os.chmod(os.path.join(bin_dir, name), 0o755)
+job_env = dict(os.environ, HPT_BIN=os.path.abspath(a.hpt), SLURM_CPUS_PER_TASK="1", SLURM_JOB_ID="5151",
+               PATH=bin_dir + ":" + os.environ["PATH"])
+job_out = os.path.join(a.work, "slurm")
+job = ["bash", os.path.join(os.path.abspath(a.root), "run", "slurm", "mpi.sbatch"), os.path.abspath(deck), "--set", f"output.dir={job_out}",
+       "--set", "train.batch_size=60", "--set", "train.val_every=1000", "--set", "checkpoint.keep=10"]
+p = subprocess.Popen(job + ["--set", "train.steps=10000000", "--set", "run.print_every=50"], cwd=a.work, env=job_env,
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+line = p.stdout.readline()
+while line and not line.startswith("step "):
+    line = p.stdout.readline()
+hptest.check(bool(line), "mpi.sbatch: the job's training is under way")
+p.send_signal(signal.SIGUSR1)  # to the batch shell only, as --signal=B: does
+try:
+    stdout, stderr = p.communicate(timeout=120)
+except subprocess.TimeoutExpired:
+    p.kill()
+    stdout, stderr = p.communicate()
+stopped = [x for x in os.listdir(job_out) if "_ckpt_" in x] if os.path.isdir(job_out) else []
+hptest.check(p.returncode == 0 and "stopped by signal" in stdout and stopped,
+             "mpi.sbatch: SIGUSR1 stops both processes with a checkpoint, exit 0", f"rc {p.returncode}\n{stderr[-800:]}")
+requeued = open(scontrol_log).read().split() if os.path.exists(scontrol_log) else []
+hptest.check(requeued == ["requeue", "5151"], "mpi.sbatch: the job requeues itself", str(requeued))
+if stopped:
+    step = max(int(x.split("_ckpt_")[1].split(".")[0]) for x in os.listdir(job_out) if "_ckpt_" in x)
+    r = subprocess.run(job + ["--set", f"train.steps={step + 20}"], cwd=a.work, env=job_env, capture_output=True,
+                       text=True, timeout=300)
+    hptest.check(r.returncode == 0 and f"at step {step}" in r.stdout and "processes (data-parallel)" in r.stdout,
+                 "mpi.sbatch: the requeued job continues on 2 processes from the checkpoint",
+                 r.stdout[-800:] + r.stderr[-800:])
 
 # Refused before any work (no output folder): a batch that does not split, a mode that does not run data-parallel.
 for what, sets, key in [("a global batch of 61 rows on 2 processes", ["train.batch_size=61"], "train.batch_size"),
