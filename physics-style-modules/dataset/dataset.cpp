@@ -151,21 +151,31 @@ Dataset::Dataset(std::string style, RawData raw, const DatasetOptions& options)
 
 const MiniBatch& Dataset::next_batch(int batch_size) {
   HPT_REQUIRE(batch_size >= 1, "batch size must be at least 1");
-  if (batch_.x.extent(0) != std::size_t(batch_size)) {
+  HPT_REQUIRE(batch_size % shard_ranks_ == 0, "a global batch of " + std::to_string(batch_size) +
+                                                  " rows does not split into " +
+                                                  std::to_string(shard_ranks_) + " equal shards");
+  const int rows = batch_size / shard_ranks_;
+  if (batch_.x.extent(0) != std::size_t(rows)) {
     const bool cls = task_ == Task::Classification;
-    batch_.x = View2<real>("hpt::dataset_batch_x", batch_size, features_);
-    batch_.labels = View1<int>("hpt::dataset_batch_labels", cls ? batch_size : 0);
-    batch_.targets =
-        View2<real>("hpt::dataset_batch_targets", cls ? 0 : batch_size, cls ? 0 : outputs_);
-    batch_.rows = View1<int>("hpt::dataset_batch_rows", batch_size);
+    batch_.x = View2<real>("hpt::dataset_batch_x", rows, features_);
+    batch_.labels = View1<int>("hpt::dataset_batch_labels", cls ? rows : 0);
+    batch_.targets = View2<real>("hpt::dataset_batch_targets", cls ? 0 : rows, cls ? 0 : outputs_);
+    batch_.rows = View1<int>("hpt::dataset_batch_rows", rows);
   }
   dataset::gather_batch<ExecSpace, real>(ExecSpace(), options_.seed, cursor_.epoch,
-                                         cursor_.position, x_train_, labels_train_, targets_train_,
-                                         batch_.x, batch_.labels, batch_.targets, batch_.rows);
+                                         cursor_.position + std::int64_t(shard_rank_) * rows,
+                                         x_train_, labels_train_, targets_train_, batch_.x,
+                                         batch_.labels, batch_.targets, batch_.rows);
   const std::int64_t stream = cursor_.position + batch_size;
   cursor_.epoch += stream / train_size();
   cursor_.position = stream % train_size();
   return batch_;
+}
+
+void Dataset::set_shard(int rank, int ranks) {
+  HPT_REQUIRE(ranks >= 1 && rank >= 0 && rank < ranks, "Dataset::set_shard: rank out of range");
+  shard_rank_ = rank;
+  shard_ranks_ = ranks;
 }
 
 void Dataset::set_cursor(BatchCursor cursor) {

@@ -85,8 +85,12 @@ class Dataset {
 
   // Gathers the next batch_size train rows of the shuffled stream on the device (crossing into the
   // next epoch when one ends, so every batch is full) and advances the cursor. Allocates only when
-  // batch_size differs from the previous call's.
+  // batch_size differs from the previous call's. With a shard set, batch_size is the global batch:
+  // this process gathers only its contiguous part of it and the cursor still moves by batch_size.
   const MiniBatch& next_batch(int batch_size);
+  // Data-parallel training: process `rank` of `ranks` takes rows [rank * B / ranks, (rank + 1) * B
+  // / ranks) of every global batch of B rows (B must be divisible by ranks; checked by next_batch).
+  void set_shard(int rank, int ranks);
   const MiniBatch& last_batch() const { return batch_; }
 
   BatchCursor cursor() const { return cursor_; }
@@ -110,6 +114,7 @@ class Dataset {
   View1<int> labels_train_, labels_val_, labels_probe_;
   MiniBatch batch_;
   BatchCursor cursor_;
+  int shard_rank_ = 0, shard_ranks_ = 1;
 };
 
 }  // namespace hpt

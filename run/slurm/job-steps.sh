@@ -4,10 +4,10 @@
 
 # The binary a job runs, exported for run/hpt: HPT_BIN if set, else $root/$1/hpt. Jobs never build:
 # compute nodes may lack the compiler or the network, and array tasks would run ninja at once.
-use_built_binary() {  # $1: build folder (build or build-cuda)
+use_built_binary() {  # $1: build folder (build, build-cuda or build-mpi)
   export HPT_BIN=${HPT_BIN:-$root/$1/hpt}
   if [ ! -x "$HPT_BIN" ]; then
-    echo "hpt job: no binary $HPT_BIN; build it on a login node first (run/build or run/build --cuda)" >&2
+    echo "hpt job: no binary $HPT_BIN; build it on a login node first (run/build, run/build --cuda or run/build --mpi)" >&2
     exit 2
   fi
 }
@@ -20,6 +20,7 @@ set_openmp_binding() {
 }
 
 hpt_child=""
+hpt_launcher=()  # what starts hpt's processes: nothing (one process), or srun (mpi.sbatch)
 hpt_stop_signal=""
 hpt_traps_run=0
 forward_signal() {  # $1: signal name
@@ -29,7 +30,8 @@ forward_signal() {  # $1: signal name
   fi
 }
 
-# Runs run/hpt "$@" and returns its exit status, forwarding SIGUSR1 and SIGTERM to it: hpt then
+# Runs run/hpt "$@" (through "${hpt_launcher[@]}" when set) and returns its exit status, forwarding
+# SIGUSR1 and SIGTERM to it (srun passes them on to every task): hpt then
 # writes a checkpoint at the next step boundary and exits 0. With --signal=B:USR1@T only this shell
 # gets the signal, and bash runs a trap only once its foreground command ends, so hpt runs in the
 # background and the shell waits for it (a trap interrupts `wait`, which is then called again).
@@ -38,7 +40,7 @@ run_hpt_forwarding_signals() {
   hpt_stop_signal=""
   trap 'forward_signal USR1' USR1
   trap 'forward_signal TERM' TERM
-  "$root/run/hpt" "$@" &
+  "${hpt_launcher[@]}" "$root/run/hpt" "$@" &
   hpt_child=$!
   while :; do
     seen=$hpt_traps_run

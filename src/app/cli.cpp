@@ -13,7 +13,7 @@ std::string usage_text() {
          "                       and freeze training with the same seeds (compare.seeds)\n"
          "  --kokkos-*           options passed to Kokkos (e.g. --kokkos-num-threads=2)\n"
          "  -h, --help           this text and every deck option with its default\n"
-         "  --version            version, precision and Kokkos backend\n";
+         "  --version            version, precision, Kokkos backend, MPI (on or off)\n";
 }
 
 namespace {

@@ -1,8 +1,10 @@
-// hpt: parse the command line and the deck (all input checked before any work), start Kokkos, print
-// the header, dispatch run.mode.
+// hpt: start MPI where built with it, parse the command line and the deck (all input checked before
+// any work), start Kokkos, print the header, dispatch run.mode. In a data-parallel run only rank 0
+// prints and writes.
 #include <Kokkos_Core.hpp>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 
 #include "app/parity_styles.hpp"
 #include "app/cli.hpp"
@@ -15,9 +17,12 @@
 #include "app/mode_train.hpp"
 #include "app/mode_watch.hpp"
 #include "app/output_location.hpp"
+#include "app/parallel_inputs.hpp"
 #include "app/run_context.hpp"
 #include "app/schema.hpp"
+#include "core/communicator.hpp"
 #include "core/error.hpp"
+#include "core/parallel_session.hpp"
 #include "core/version.hpp"
 #include "io/console.hpp"
 #include "io/deck.hpp"
@@ -45,7 +50,7 @@ int run_mode(const hpt::app::RunContext& ctx, const std::string& mode) {
   throw hpt::InternalError("run.mode '" + mode + "' has no driver");
 }
 
-int run(int argc, char** argv) {
+int run(int argc, char** argv, const hpt::Communicator& world) {
   const auto cl = hpt::app::parse_command_line(argc, argv);
   const hpt::OptionSchema schema = hpt::app::build_schema();
   if (cl.help) {
@@ -56,7 +61,8 @@ int run(int argc, char** argv) {
   if (cl.version) {
     std::cout << "hpt " << hpt::kVersion << ", precision " << hpt::kPrecision << ", Kokkos "
               << KOKKOS_VERSION << ", default execution space "
-              << Kokkos::DefaultExecutionSpace::name() << "\n";
+              << Kokkos::DefaultExecutionSpace::name() << "\n"
+              << "MPI " << hpt::message_passing_description() << "\n";
     return 0;
   }
   const hpt::Config config = hpt::io::read_deck(schema, cl.deck, cl.overrides);
@@ -69,6 +75,7 @@ int run(int argc, char** argv) {
   // Every input and output location is checked before any work; nothing is created yet.
   hpt::app::check_output_dir(ctx.output_dir, "output.dir");
   const std::string mode = config.get_string("run.mode");
+  hpt::app::check_parallel_inputs(config, mode, world.size());
   hpt::app::check_parity_styles(config, mode);
   if (mode == "rollout") hpt::app::check_rollout_inputs(ctx);
   if (mode == "train") hpt::app::check_train_inputs(ctx);
@@ -92,36 +99,59 @@ int run(int argc, char** argv) {
       std::string(Kokkos::DefaultExecutionSpace::name()) + " execution space");
 
   hpt::app::OutputDir output_dir(ctx.output_dir);
-  output_dir.create();
-  for (const auto& t : hpt::app::remove_stale_temporaries(ctx.output_dir, ctx.output_name))
-    std::cout << "removed " << t << ", left by a process that no longer runs\n";
+  if (world.is_root()) {  // the other processes of a data-parallel run write nothing
+    output_dir.create();
+    for (const auto& t : hpt::app::remove_stale_temporaries(ctx.output_dir, ctx.output_name))
+      std::cout << "removed " << t << ", left by a process that no longer runs\n";
+  }
   try {
     return run_mode(ctx, mode);
   } catch (const hpt::InputError&) {
-    output_dir.remove_if_empty();  // a refused run leaves no empty folder behind
+    if (world.is_root()) output_dir.remove_if_empty();  // a refused run leaves no empty folder
     throw;
   } catch (const std::bad_alloc& e) {  // also Kokkos' allocation failures
-    output_dir.remove_if_empty();
+    if (world.is_root()) output_dir.remove_if_empty();
     throw hpt::InputError(std::string("out of memory (") + e.what() +
                           "): the sizes in the deck need more memory than this machine gives; "
                           "reduce them");
   }
 }
 
+// Where an internal error happened: "" on one process, " (rank 3 of 4)" in a data-parallel run.
+std::string where(const hpt::Communicator& world) {
+  if (world.size() == 1) return "";
+  return " (rank " + std::to_string(world.rank()) + " of " + std::to_string(world.size()) + ")";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::unique_ptr<hpt::ParallelSession> session;
   try {
-    return run(argc, argv);
-  } catch (const hpt::InputError& e) {
-    std::cerr << "hpt: input error: " << e.what() << "\n";
-    return hpt::kExitInputError;
-  } catch (const std::bad_alloc& e) {
-    std::cerr << "hpt: input error: out of memory (" << e.what()
-              << "): the sizes in the deck need more memory than this machine gives; reduce them\n";
-    return hpt::kExitInputError;
+    session = std::make_unique<hpt::ParallelSession>(argc, argv);
   } catch (const std::exception& e) {
     std::cerr << "hpt: internal error: " << e.what() << "\n";
+    return hpt::kExitInternalError;
+  }
+  const hpt::Communicator world = hpt::Communicator::world();
+  if (!world.is_root()) std::cout.rdbuf(nullptr);  // rank 0 alone prints
+  // Bad input is the same on every process (one deck, checked before any work): each exits 2 and
+  // rank 0 alone says why.
+  try {
+    return run(argc, argv, world);
+  } catch (const hpt::InputError& e) {
+    if (world.is_root()) std::cerr << "hpt: input error: " << e.what() << "\n";
+    return hpt::kExitInputError;
+  } catch (const std::bad_alloc& e) {
+    if (world.is_root())
+      std::cerr << "hpt: input error: out of memory (" << e.what()
+                << "): the sizes in the deck need more memory than this machine gives; reduce "
+                   "them\n";
+    return hpt::kExitInputError;
+  } catch (const std::exception& e) {
+    std::cerr << "hpt: internal error" << where(world) << ": " << e.what() << "\n";
+    // The other processes may be waiting for this one in a collective: end them all.
+    hpt::ParallelSession::abort_all(hpt::kExitInternalError);
     return hpt::kExitInternalError;
   }
 }

@@ -1,6 +1,7 @@
 #include "app/training_run.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -135,6 +136,7 @@ class TrainingSetup {
   const RssmDynamics* dynamics() const { return dynamics_.get(); }
   const PrototypeRssm* prototype_rssm() const { return prototype_rssm_.get(); }
   bool hybrid() const { return hybrid_; }
+  int ranks() const { return state_->comm.size(); }
 
  private:
   void build_forecaster(const Config& c);
@@ -182,6 +184,7 @@ TrainingSetup::TrainingSetup(const Config& c, const std::vector<char>* replay)
   encoder_->prepare(1);
   state_ = std::make_unique<train::TrainState>(train::TrainState{
       *model_, *optimizer_, *dataset_, history_, *encoder_, train::dataset_identity(*dataset_)});
+  dataset_->set_shard(state_->comm.rank(), state_->comm.size());
   build_forecaster(c);
   build_policy(c, replay);
   state_->policy = policy_.get();
@@ -255,6 +258,20 @@ void add_time_rows(io::TextTable& table, const train::TrainSummary& s, double do
   table.add_row({"checkpoints (with trace flushes)", io::fmt(s.seconds_checkpoints, 4) + " s"});
 }
 
+// Data-parallel runs: the processes, what rank 0's collectives cost, and the parameter check.
+void add_data_parallel_rows(io::TextTable& table, const train::TrainSummary& s, int ranks) {
+  if (ranks == 1) return;
+  char checksum[24];
+  std::snprintf(checksum, sizeof checksum, "%016llx",
+                static_cast<unsigned long long>(s.parameter_checksum));
+  table.add_row({"processes (data-parallel)", std::to_string(ranks)});
+  table.add_row({"communication (rank 0)", io::fmt(s.communication.bytes_sent / 1e6, 4) +
+                                               " MB sent in " +
+                                               std::to_string(s.communication.calls) + " calls, " +
+                                               io::fmt(s.communication.seconds, 4) + " s"});
+  table.add_row({"parameters on every process", std::string("identical, checksum ") + checksum});
+}
+
 void add_forecaster_rows(io::TextTable& table, const train::TrainingForecaster& f, double done) {
   const double per = 1e3 / std::max(1.0, done);
   table.add_row({"forecaster: filter", io::fmt(f.seconds_filter * per, 4) + " ms/step"});
@@ -273,6 +290,7 @@ void print_summary(const TrainingSetup& setup, const train::TrainSummary& s,
   table.add_row({"final validation accuracy", io::fmt(100 * s.final_val_accuracy, 5) + " %"});
   table.add_row({"best validation accuracy", io::fmt(100 * s.best_val_accuracy, 5) + " %"});
   add_time_rows(table, s, done);
+  add_data_parallel_rows(table, s, setup.ranks());
   table.add_row({"backward passes", std::to_string(s.backward_passes) + " of " +
                                         std::to_string(s.last_step - s.first_step) + " steps"});
   if (setup.hybrid())
@@ -308,8 +326,9 @@ train::TrainSummary train_run(const RunContext& ctx, const std::vector<char>* re
   TrainingSetup setup(c, replay);
   const auto [start, restart] = restore(ctx, setup.state());
   print_run_header(ctx, setup, start, restart);
-  train::TraceFile trace(ctx.output_path("_trace.h5"), ctx.resolved_ini,
-                         restart.empty() ? -1 : start);
+  // Only rank 0 of a data-parallel run writes (the trace here, checkpoints in the trainer).
+  train::TraceFile trace(setup.state().comm.is_root() ? ctx.output_path("_trace.h5") : "",
+                         ctx.resolved_ini, restart.empty() ? -1 : start);
   train::Trainer trainer(setup.state(), setup.schedule(),
                          train::read_trainer_settings(c, output_prefix(ctx), ctx.resolved_ini));
   train::TrainSummary s = trainer.run(start, trace, restart);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/communicator.hpp"
 #include "core/error.hpp"
 #include "kernels/telemetry_history.hpp"
 #include "physics-style-modules/dataset/dataset.hpp"
@@ -25,10 +26,11 @@ struct TrainState {
   Optimizer& optimizer;
   Dataset& dataset;
   TelemetryHistory<real>& history;
-  Encoder& encoder;                          // its normaliser statistics are part of the state
-  std::string dataset_identity;              // dataset_identity(dataset), computed once
-  TrainingForecaster* forecaster = nullptr;  // the forecaster trained along, if any
-  StepPolicy* policy = nullptr;              // the step policy, when it has state (hybrid)
+  Encoder& encoder;                           // its normaliser statistics are part of the state
+  std::string dataset_identity;               // dataset_identity(dataset), computed once
+  TrainingForecaster* forecaster = nullptr;   // the forecaster trained along, if any
+  StepPolicy* policy = nullptr;               // the step policy, when it has state (hybrid)
+  Communicator comm = Communicator::world();  // the processes training it data-parallel
 };
 
 // A checkpoint that cannot be used because its file is damaged (unreadable, or the checksum fails),
@@ -42,12 +44,14 @@ class DamagedCheckpoint : public InputError {
 // data it was written for.
 std::string dataset_identity(const Dataset& dataset);
 
-// Writes the checkpoint of `state` after `step` completed steps to `path` (atomic).
+// Writes the checkpoint of `state` after `step` completed steps to `path` (atomic), with the number
+// of processes of the run. Only one process of a data-parallel run calls it (they hold the same).
 void save_checkpoint(const std::string& path, const std::string& deck, std::int64_t step,
                      const TrainState& state);
 
 // Restores `state` from `path` and returns its step. InputError naming the file when it has another
-// format version or does not match the deck's data set, model, optimizer or history shapes;
+// format version, was written by a run over another number of processes, or does not match the
+// deck's data set, model, optimizer or history shapes;
 // DamagedCheckpoint when it cannot be read or fails its checksum.
 std::int64_t load_checkpoint(const std::string& path, const TrainState& state);
 

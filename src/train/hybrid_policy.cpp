@@ -9,6 +9,7 @@
 #include "io/console.hpp"
 #include "kernels/telemetry_history.hpp"
 #include "kernels/update_kernels.hpp"
+#include "train/data_parallel.hpp"
 #include "train/evaluation.hpp"
 
 namespace hpt::train {
@@ -58,7 +59,9 @@ int HybridPolicy::phase_code() const {
 
 double HybridPolicy::probe_loss() {
   Kokkos::Timer t;
-  const double l = evaluate_probe_rows(state_.model, state_.dataset, settings_.probe_rows).loss;
+  // Every process verifies on the same probe rows; rank 0's value decides, so all decide alike.
+  double l = evaluate_probe_rows(state_.model, state_.dataset, settings_.probe_rows).loss;
+  take_from_root(state_.comm, &l, 1);
   seconds_verify_ += t.seconds();
   return l;
 }
@@ -100,8 +103,9 @@ StepOutcome HybridPolicy::run(std::int64_t step, int batch_size) {
   predictor_->predict(controller_.lead() + 1);
   out.loss.loss = out.loss.accuracy = kNaN;
   out.drew_batch = settings_.probe_every_step;
-  if (settings_.probe_every_step)
-    out.loss = state_.model.forward(model_batch(state_.dataset.next_batch(batch_size)));
+  if (settings_.probe_every_step)  // data-parallel: the global batch's loss, as a real step's
+    out.loss = mean_over_ranks(
+        state_.comm, state_.model.forward(model_batch(state_.dataset.next_batch(batch_size))));
   Kokkos::fence();
   seconds_predict_ += t.seconds();
   return out;

@@ -6,6 +6,7 @@
 
 #include "io/console.hpp"
 #include "kernels/telemetry_history.hpp"
+#include "train/data_parallel.hpp"
 
 namespace hpt::train {
 
@@ -68,7 +69,8 @@ StepOutcome PrototypePolicy::run(const std::int64_t step, const int batch_size) 
   } else {
     out.real = false;
     out.lr = schedule_(step - 1);
-    out.loss = state_.model.forward(model_batch(state_.dataset.next_batch(batch_size)));
+    out.loss = mean_over_ranks(  // data-parallel: the global batch's loss
+        state_.comm, state_.model.forward(model_batch(state_.dataset.next_batch(batch_size))));
     Kokkos::fence();
     seconds_forward_ += t.seconds();
     ++(phase_ == Phase::Predict ? counts_.predicted_steps : counts_.correct_steps);

@@ -4,6 +4,7 @@
 
 #include "kernels/telemetry_history.hpp"
 #include "train/checkpoint.hpp"
+#include "train/data_parallel.hpp"
 
 namespace hpt::train {
 
@@ -63,13 +64,16 @@ StepOutcome real_step(const TrainState& state, const LrSchedule& schedule, std::
   StepOutcome out;
   out.real = true;
   out.phase = telemetry::kFull;
+  // Data-parallel: this process's shard of the global batch; loss and gradient are averaged over
+  // the processes before anything is decided from them, so every process takes the same step.
   const auto batch = model_batch(state.dataset.next_batch(batch_size));
-  out.loss = state.model.forward(batch);
+  out.loss = mean_over_ranks(state.comm, state.model.forward(batch));
   if (!std::isfinite(out.loss.loss)) {
     out.non_finite = true, out.non_finite_value = out.loss.loss, out.non_finite_what = "loss";
     return out;
   }
   state.model.backward(batch);
+  average_gradient(state.comm, state.model.parameters().gradients());
   out.lr = schedule(step - 1) * lr_scale;
   out.optimizer = state.optimizer.step(out.lr);
   if (!out.optimizer.applied) {

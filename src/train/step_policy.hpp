@@ -86,7 +86,8 @@ Model::batch_type model_batch(const MiniBatch& batch);
 
 // A real step: forward, backward, the optimizer at lr_scale times the schedule's learning rate. A
 // non-finite loss stops before the backward pass; a non-finite gradient leaves the parameters
-// unchanged.
+// unchanged. On several processes (state.comm) each takes its shard of the global batch of
+// batch_size rows, and loss and gradient are averaged over them before use.
 StepOutcome real_step(const TrainState& state, const LrSchedule& schedule, std::int64_t step,
                       int batch_size, double lr_scale = 1.0);
 

@@ -95,6 +95,7 @@ const std::vector<std::string>& TraceFile::column_names() {
 
 TraceFile::TraceFile(std::string path, std::string deck, std::int64_t resume_step)
     : path_(std::move(path)), deck_(std::move(deck)) {
+  if (path_.empty()) return;
   if (resume_step < 0 || !fs::exists(path_)) {
     io::AtomicH5Writer writer(path_);
     create_trace(writer.file(), deck_);
@@ -118,6 +119,10 @@ void TraceFile::event(std::int64_t step, TraceEvent kind, double value) {
 }
 
 void TraceFile::flush() {
+  if (path_.empty()) {
+    rows_.clear(), events_.clear(), forecasts_.clear();
+    return;
+  }
   if (rows_.empty() && events_.empty() && forecasts_.empty()) return;
   edit_atomically(path_, [&](io::H5File& f) {
     io::H5Table steps = io::H5Table::open(f.root(), "steps");

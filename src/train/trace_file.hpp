@@ -46,7 +46,7 @@ class TraceFile {
  public:
   // A new trace at `path` (replacing any), or with resume_step >= 0 the existing trace truncated to
   // the rows with step <= resume_step (a restart continues it). InputError when that file is not a
-  // trace.
+  // trace. An empty path writes nothing (the processes of a data-parallel run other than rank 0).
   TraceFile(std::string path, std::string deck, std::int64_t resume_step);
   void add(const TraceRow& row) { rows_.push_back(row); }
   // A scored forecast of the training forecaster (table /forecasts).

@@ -8,6 +8,7 @@
 
 #include "core/crash_point.hpp"
 #include "io/atomic_file.hpp"
+#include "train/data_parallel.hpp"
 #include "train/progress_printer.hpp"
 #include "train/step_policy.hpp"
 #include "train/step_telemetry.hpp"
@@ -29,7 +30,10 @@ Trainer::Trainer(const TrainState& state, const LrSchedule& schedule,
 }
 
 Evaluation Trainer::evaluate_validation() {
-  return evaluate_validation_rows(state_.model, state_.dataset);
+  const Evaluation e = evaluate_validation_rows(state_.model, state_.dataset);
+  double values[2] = {e.loss, e.accuracy};
+  take_from_root(state_.comm, values, 2);
+  return {values[0], values[1]};
 }
 
 std::string Trainer::write_checkpoint(std::int64_t step, TraceFile& trace, TrainSummary& sum) {
@@ -40,10 +44,14 @@ std::string Trainer::write_checkpoint(std::int64_t step, TraceFile& trace, Train
   trace.flush();
   crash_point("trace_flushed", step);
   const std::string path = checkpoint_path(settings_.output_prefix, step);
-  save_checkpoint(path, settings_.deck, step, state_);
+  // Data-parallel: one file, by rank 0, of the state every process holds (checked to be so).
+  sum.parameter_checksum =
+      check_identical_parameters(state_.comm, state_.model.parameters().values());
+  if (state_.comm.is_root()) save_checkpoint(path, settings_.deck, step, state_);
   crash_point("checkpoint_written", step);
-  io::keep_newest_files(settings_.output_prefix + "_ckpt_", ".h5",
-                        std::size_t(std::max(1, settings_.keep_checkpoints)));
+  if (state_.comm.is_root())
+    io::keep_newest_files(settings_.output_prefix + "_ckpt_", ".h5",
+                          std::size_t(std::max(1, settings_.keep_checkpoints)));
   sum.seconds_checkpoints += timer.seconds();
   return path;
 }
@@ -142,7 +150,7 @@ TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace,
     Kokkos::Profiling::popRegion();
 
     progress.maybe_print(step, now, s.loss.loss, !s.real, last_val.loss, last_val.accuracy, s.lr);
-    if (const int sig = stop_signal_received()) {
+    if (const int sig = stop_signal_of_root(state_.comm, stop_signal_received())) {
       sum.stop_signal = sig;
       sum.last_checkpoint = write_checkpoint(step, trace, sum);
       trace.event(step, TraceEvent::SignalStop, sig);
@@ -164,6 +172,7 @@ TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace,
   sum.final_val_accuracy = last_val.accuracy;
   sum.policy_report = policy.report(double(sum.backward_passes));
   sum.policy_counters = policy.counters();
+  sum.communication = state_.comm.counters();
   if (state_.forecaster) {
     sum.seconds_filter = state_.forecaster->seconds_filter;
     sum.seconds_train = state_.forecaster->seconds_train;

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/communicator.hpp"
 #include "train/checkpoint.hpp"
 #include "train/evaluation.hpp"
 #include "train/lr_schedule.hpp"
@@ -50,6 +51,10 @@ struct TrainSummary {
   std::vector<std::pair<std::string, double>> policy_counters;
   // Seconds (fenced) of the forecaster's parts: filter, online training, forecasts (rollouts).
   double seconds_filter = 0, seconds_train = 0, seconds_forecast = 0;
+  // Data-parallel runs: the collectives of this process, and the parameters' checksum at the last
+  // checkpoint (checked equal on every process).
+  CommunicationCounters communication;
+  std::uint64_t parameter_checksum = 0;
 };
 
 class Trainer {

@@ -1,0 +1,116 @@
+// The MPI backend of Communicator and ParallelSession (built with HPT_ENABLE_MPI): MPI_COMM_WORLD,
+// with errors returned to the caller and turned into one InternalError naming the call.
+#include <mpi.h>
+
+#include <Kokkos_Core.hpp>
+#include <limits>
+
+#include "core/communicator.hpp"
+#include "core/error.hpp"
+#include "core/parallel_session.hpp"
+
+namespace hpt {
+
+namespace {
+
+void check(int code, const char* call) {
+  if (code == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  throw InternalError(std::string("MPI: ") + call + " failed: " + std::string(text, length));
+}
+
+int count_of(std::size_t n) {
+  HPT_REQUIRE(n <= std::size_t(std::numeric_limits<int>::max()),
+              "a collective over more than 2^31 - 1 elements");
+  return int(n);
+}
+
+bool mpi_running() {
+  int started = 0, ended = 0;
+  MPI_Initialized(&started);
+  MPI_Finalized(&ended);
+  return started && !ended;
+}
+
+// Times one collective and counts the bytes it sent into `c`.
+template <class Call>
+void timed(CommunicationCounters& c, double bytes, Call&& call) {
+  Kokkos::Timer timer;
+  call();
+  c.seconds += timer.seconds();
+  c.bytes_sent += bytes;
+  ++c.calls;
+}
+
+}  // namespace
+
+Communicator Communicator::world() {
+  static const auto counters = std::make_shared<CommunicationCounters>();
+  int rank = 0, size = 1;
+  if (mpi_running()) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+  }
+  return Communicator(rank, size, counters);
+}
+
+void Communicator::allreduce_sum(double* data, std::size_t n) const {
+  if (size_ == 1 || n == 0) return;
+  timed(*counters_, double(n * sizeof(double)), [&] {
+    check(MPI_Allreduce(MPI_IN_PLACE, data, count_of(n), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD),
+          "MPI_Allreduce");
+  });
+}
+
+void Communicator::allreduce_sum(float* data, std::size_t n) const {
+  if (size_ == 1 || n == 0) return;
+  timed(*counters_, double(n * sizeof(float)), [&] {
+    check(MPI_Allreduce(MPI_IN_PLACE, data, count_of(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+          "MPI_Allreduce");
+  });
+}
+
+void Communicator::broadcast(double* data, std::size_t n, int root) const {
+  if (size_ == 1 || n == 0) return;
+  timed(*counters_, rank_ == root ? double(n * sizeof(double)) : 0.0, [&] {
+    check(MPI_Bcast(data, count_of(n), MPI_DOUBLE, root, MPI_COMM_WORLD), "MPI_Bcast");
+  });
+}
+
+void Communicator::broadcast(std::int64_t* data, std::size_t n, int root) const {
+  if (size_ == 1 || n == 0) return;
+  timed(*counters_, rank_ == root ? double(n * sizeof(std::int64_t)) : 0.0, [&] {
+    check(MPI_Bcast(data, count_of(n), MPI_INT64_T, root, MPI_COMM_WORLD), "MPI_Bcast");
+  });
+}
+
+void Communicator::barrier() const {
+  if (size_ == 1) return;
+  timed(*counters_, 0.0, [&] { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); });
+}
+
+std::string message_passing_description() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  MPI_Get_library_version(text, &length);
+  std::string library(text, std::size_t(length));
+  library = library.substr(0, library.find_first_of(",\n"));  // the first line's name and version
+  return "on (" + library + ")";
+}
+
+ParallelSession::ParallelSession(int& argc, char**& argv) {
+  check(MPI_Init(&argc, &argv), "MPI_Init");
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+}
+
+ParallelSession::~ParallelSession() {
+  if (mpi_running()) MPI_Finalize();
+}
+
+void ParallelSession::abort_all(int code) {
+  if (Communicator::world().size() > 1) MPI_Abort(MPI_COMM_WORLD, code);
+}
+
+}  // namespace hpt

@@ -1,0 +1,29 @@
+// The one-process backend of Communicator and ParallelSession (a build without HPT_ENABLE_MPI):
+// rank 0 of 1, and a collective over one process leaves its data unchanged.
+#include <cstdlib>
+
+#include "core/communicator.hpp"
+#include "core/parallel_session.hpp"
+
+namespace hpt {
+
+Communicator Communicator::world() {
+  static const auto counters = std::make_shared<CommunicationCounters>();
+  return Communicator(0, 1, counters);
+}
+
+void Communicator::allreduce_sum(double*, std::size_t) const {}
+void Communicator::allreduce_sum(float*, std::size_t) const {}
+void Communicator::broadcast(double*, std::size_t, int) const {}
+void Communicator::broadcast(std::int64_t*, std::size_t, int) const {}
+void Communicator::barrier() const {}
+
+std::string message_passing_description() {
+  return "off";
+}
+
+ParallelSession::ParallelSession(int&, char**&) {}
+ParallelSession::~ParallelSession() = default;
+void ParallelSession::abort_all(int) {}
+
+}  // namespace hpt
