@@ -1,5 +1,8 @@
 #include "io/csv_lines.hpp"
 
+#include <cerrno>
+#include <cstdlib>
+
 namespace hpt::io {
 
 namespace {
@@ -54,6 +57,21 @@ bool CsvLines::next(CsvLine& line) {
     return true;
   }
   return false;
+}
+
+bool parse_real_field(const std::string& text, double& value) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  value = std::strtod(text.c_str(), &end);
+  return end == text.c_str() + text.size();
+}
+
+bool parse_integer_field(const std::string& text, long long& value) {
+  if (text.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  value = std::strtoll(text.c_str(), &end, 10);
+  return end == text.c_str() + text.size() && errno != ERANGE;
 }
 
 }  // namespace hpt::io

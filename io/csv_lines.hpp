@@ -26,6 +26,12 @@ class CsvLines {
   long number_ = 0;
 };
 
+// A field as a number: the whole text must be one (strtod: "nan", "inf" and out-of-range values as
+// +-inf or 0 included); false for an empty or malformed field.
+bool parse_real_field(const std::string& text, double& value);
+// A field as a decimal integer; false for an empty, malformed or out-of-range field.
+bool parse_integer_field(const std::string& text, long long& value);
+
 // Splits one line into fields (quotes removed, blanks around unquoted fields trimmed).
 std::vector<std::string> split_csv_fields(const std::string& text, bool& quote_open);
 

@@ -1,7 +1,6 @@
 #include "io/curve_files.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -36,22 +35,6 @@ void check_regular_file(const std::string& path) {
                      "CSV file of loss curves");
   if (!fs::is_regular_file(st))
     throw InputError("curve file '" + path + "' (forecast.input) is not a regular file");
-}
-
-bool parse_double(const std::string& text, double& value) {
-  if (text.empty()) return false;
-  errno = 0;
-  char* end = nullptr;
-  value = std::strtod(text.c_str(), &end);
-  return end == text.c_str() + text.size();  // out of range: +-inf or 0, as strtod gives them
-}
-
-bool parse_step(const std::string& text, long long& value) {
-  if (text.empty()) return false;
-  errno = 0;
-  char* end = nullptr;
-  value = std::strtoll(text.c_str(), &end, 10);
-  return end == text.c_str() + text.size() && errno != ERANGE;
 }
 
 // Empty when `v` is an acceptable value of `column`: non-negative, and finite unless the column
@@ -198,7 +181,7 @@ RawCurve& CsvRunBuilder::run_of(const std::string& id) {
 
 bool CsvRunBuilder::number(const CsvLine& line, int col, const char* name, bool may_diverge,
                            double& v) {
-  if (!parse_double(field(line, col), v)) {
+  if (!parse_real_field(field(line, col), v)) {
     collect_.fail(run_, where_, std::string(name) + " '" + field(line, col) + "' is not a number");
     return false;
   }
@@ -255,7 +238,7 @@ void CsvRunBuilder::add(const CsvLine& line) {
   RawCurve& r = run_of(run_);
   if (collect_.is_bad(run_)) return;
   long long step = 0;
-  if (!parse_step(field(line, cols_.step), step)) {
+  if (!parse_integer_field(field(line, cols_.step), step)) {
     collect_.fail(run_, where_, "step '" + field(line, cols_.step) + "' is not an integer");
     return;
   }

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -32,16 +31,12 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 // A number, NaN for an empty cell; false when the cell is not a number.
 bool parse_cell(const std::string& text, double& v) {
   v = kNaN;
-  if (text.empty()) return true;
-  char* end = nullptr;
-  v = std::strtod(text.c_str(), &end);
-  return end == text.c_str() + text.size();
+  return text.empty() || parse_real_field(text, v);
 }
 
+// A step: an integer >= 0.
 bool parse_step(const std::string& text, long long& v) {
-  char* end = nullptr;
-  v = std::strtoll(text.c_str(), &end, 10);
-  return !text.empty() && end == text.c_str() + text.size() && v >= 0;
+  return parse_integer_field(text, v) && v >= 0;
 }
 
 // A Slurm job id at the end of a file stem after its last '-': "12345" or "12345_7" (%A_%a).

@@ -353,29 +353,26 @@ LevelForecast CurveStudy::final_forecast(const OriginFits& fits, int r, long lon
 GroupLeaders CurveStudy::group_leaders(const std::vector<int>& marked,
                                        const std::vector<LevelForecast>& finals,
                                        long long g) const {
-  const int groups = int(group_end_.size());
   std::vector<double> level(runs_.size(), kNaN);
   for (int q = 0; q < runs_count(); ++q)
     if (next_[std::size_t(q)] > 0) level[std::size_t(q)] = current_level(q, g);
   if (judge_by_final())
     for (std::size_t i = 0; i < marked.size(); ++i) level[std::size_t(marked[i])] = finals[i].mid;
-  GroupLeaders l;
-  l.best.assign(std::size_t(groups), kNaN);
-  l.second.assign(std::size_t(groups), kNaN);
-  l.best_run.assign(std::size_t(groups), -1);
-  for (int q = 0; q < runs_count(); ++q) {
-    if (next_[std::size_t(q)] == 0) continue;
-    const std::size_t gi = std::size_t(group_[std::size_t(q)]);
-    const double v = level[std::size_t(q)];
-    if (l.best_run[gi] < 0 || v < l.best[gi]) {
-      l.second[gi] = l.best[gi];
-      l.best[gi] = v;
-      l.best_run[gi] = q;
-    } else if (std::isnan(l.second[gi]) || v < l.second[gi]) {
-      l.second[gi] = v;
-    }
-  }
+  GroupLeaders l(group_end_.size());
+  for (int q = 0; q < runs_count(); ++q)
+    if (next_[std::size_t(q)] > 0)
+      l[std::size_t(group_[std::size_t(q)])].add(q, level[std::size_t(q)]);
   return l;
+}
+
+void Leaders::add(int run, double level) {
+  if (best_run < 0 || level < best) {
+    second = best;
+    best = level;
+    best_run = run;
+  } else if (std::isnan(second) || level < second) {
+    second = level;
+  }
 }
 
 // The ensemble's forecast of the marked runs (timed).
@@ -456,7 +453,7 @@ OriginRow CurveStudy::origin_row(const CurveForecast& f, int r, long long g,
   OriginRow o;
   o.run = r;
   o.origin = g;
-  o.best_other = leaders.best_run[gi] == r ? leaders.second[gi] : leaders.best[gi];
+  o.best_other = leaders[gi].best_other(r);
   if (std::isnan(o.best_other)) return o;
   if (judge_by_final()) {
     o.final_mid = final.mid, o.final_lo = final.lo, o.final_hi = final.hi;

@@ -171,12 +171,16 @@ struct OriginFits {
   LevelHistory level;
 };
 
-// Per group: the lowest current log loss, its run, and the second lowest (the best other run of
-// the leader).
-struct GroupLeaders {
-  std::vector<double> best, second;
-  std::vector<int> best_run;
+// The lowest level of a group, its run, and the second lowest (the best other run of the leader),
+// from the runs added in run order (the stop list of forecast mode and of a live watch).
+struct Leaders {
+  double best = ForecastRow::kNaN, second = ForecastRow::kNaN;
+  int best_run = -1;
+  void add(int run, double level);
+  // The level run r must beat: the lowest of the others.
+  double best_other(int r) const { return best_run == r ? second : best; }
 };
+using GroupLeaders = std::vector<Leaders>;  // per group
 
 // What the runs of one origin produce (made on the host's threads, entry per marked run and
 // horizon).

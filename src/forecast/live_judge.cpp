@@ -99,26 +99,6 @@ LevelForecast final_from(const Curve& c, int n, long long end, const LiveJudgeSe
   return level_forecast_ahead(s.model, hist, c.steps, c.lr, end - hist.t);
 }
 
-// The lowest level and the second lowest of `level` over the runs `members` (in run order).
-struct Leaders {
-  double best = kNaN, second = kNaN;
-  int best_run = -1;
-};
-Leaders leaders_of(const std::vector<int>& members, const std::vector<double>& level) {
-  Leaders l;
-  for (int q : members) {
-    const double v = level[std::size_t(q)];
-    if (l.best_run < 0 || v < l.best) {
-      l.second = l.best;
-      l.best = v;
-      l.best_run = q;
-    } else if (std::isnan(l.second) || v < l.second) {
-      l.second = v;
-    }
-  }
-  return l;
-}
-
 }  // namespace
 
 const char* decision_name(Decision d) {
@@ -176,8 +156,7 @@ void LiveJudge::restore_stop(const std::string& id, long long origin, const std:
   j.stop = true;
   j.restored = reason;
   j.rung = int(s_.rungs.size()) - 1;
-  judged_ids_.push_back(id);
-  judged_.push_back(j);
+  judged_[id] = j;
 }
 
 // A run is judged at rung k once it has passed that rung's judgment step and every other run of
@@ -236,8 +215,9 @@ Judgment LiveJudge::judge(const std::vector<LiveRun>& runs, int r, int k, PollCo
     members.push_back(int(q));
     level[q] = level_at_origin(runs, int(q), j.origin, ctx, int(q) == r ? &j.final : nullptr);
   }
-  const Leaders l = leaders_of(members, level);
-  j.best_other = l.best_run == r ? l.second : l.best;
+  Leaders l;
+  for (int q : members) l.add(q, level[std::size_t(q)]);
+  j.best_other = l.best_other(r);
   if (std::isnan(j.best_other)) return j;
   for (int q : members)
     if (q != r && level[std::size_t(q)] == j.best_other) {
@@ -259,9 +239,8 @@ LiveJudge::PollContext LiveJudge::context(const std::vector<LiveRun>& runs) cons
 }
 
 const Judgment* LiveJudge::judgment_of(const std::string& id) const {
-  for (std::size_t i = judged_ids_.size(); i-- > 0;)
-    if (judged_ids_[i] == id) return &judged_[i];
-  return nullptr;
+  const auto it = judged_.find(id);
+  return it == judged_.end() ? nullptr : &it->second;
 }
 
 // The run's level now, its forecast at `end` and the fan to it, from its newest row.
@@ -311,8 +290,7 @@ void LiveJudge::refresh(const std::vector<LiveRun>& runs, const PollContext& ctx
 }
 
 // Run r's forecast final median is the lowest of its group now.
-bool LiveJudge::best_of_group_now(const std::vector<RunStatus>& status, const PollContext&,
-                                  int r) const {
+bool LiveJudge::best_of_group_now(const std::vector<RunStatus>& status, int r) const {
   const RunStatus& st = status[std::size_t(r)];
   return std::isnan(st.best_other) || st.final_q50 <= st.best_other;
 }
@@ -350,11 +328,9 @@ bool LiveJudge::judge_and_record(const std::vector<LiveRun>& runs, int r, int k,
                                  std::vector<int>& stopped_now) {
   Judgment j = judge(runs, r, k, ctx);
   j.after_end = out[std::size_t(r)].last_step >= ctx.end[std::size_t(ctx.group[std::size_t(r)])];
-  if (j.stop && !j.after_end && best_of_group_now(out, ctx, r))
-    j.stop = false, j.kept_as_best = true;
+  if (j.stop && !j.after_end && best_of_group_now(out, r)) j.stop = false, j.kept_as_best = true;
   if (j.stop && !j.after_end && long(stopped_now.size()) >= allowed) return false;
-  judged_ids_.push_back(runs[std::size_t(r)].curve.id);
-  judged_.push_back(j);
+  judged_[runs[std::size_t(r)].curve.id] = j;
   if (j.stop && !j.after_end) stopped_now.push_back(r);
   return true;
 }

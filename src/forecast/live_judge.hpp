@@ -10,6 +10,7 @@
 // judgments every run's forecast is refreshed from its newest row for the status file.
 #include <limits>
 #include <map>
+#include <unordered_map>
 #include <utility>
 #include <string>
 #include <vector>
@@ -107,12 +108,11 @@ class LiveJudge {
   void forecast_now(const LiveRun& run, long long end, RunStatus& st) const;
   void describe(const std::vector<LiveRun>& runs, int r, const PollContext& ctx, double now,
                 bool deferred, RunStatus& st) const;
-  bool best_of_group_now(const std::vector<RunStatus>& status, const PollContext& ctx, int r) const;
-  const Judgment* judgment_of(const std::string& id) const;  // the newest
+  bool best_of_group_now(const std::vector<RunStatus>& status, int r) const;
+  const Judgment* judgment_of(const std::string& id) const;  // the newest, or nullptr
 
   LiveJudgeSettings s_;
-  std::vector<std::string> judged_ids_;  // in the order judged
-  std::vector<Judgment> judged_;
+  std::unordered_map<std::string, Judgment> judged_;  // run id -> its newest judgment
 };
 
 // The run's judgment origin for a planned-last-step judgment at `judge_step`: its newest step

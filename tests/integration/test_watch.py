@@ -25,23 +25,33 @@ deck = os.path.join(root, "inputs", "watch.ini")
 grow = os.path.join(root, "tests", "integration", "grow_sweep.py")
 sweep = os.path.join(root, "tests", "data", "curves", "hpt-sweep.h5")
 
-# --- the sweep without learning rates (a live run's future rates are not in its file), grouped
-curves = os.path.join(work, "curves.h5")
-with h5py.File(sweep, "r") as f, h5py.File(curves, "w") as o:
-    for rid, g in f["runs"].items():
-        og = o.create_group("runs/" + rid)
-        og["step"], og["loss"] = g["step"][...], g["loss"][...]
-        og.attrs["group"] = rid.split("_")[1]
+# --- the offline twin: forecast mode's stop list of the sweep, grouped by problem
 
-p = run(hpt, os.path.join(root, "inputs", "forecast.ini"), f"forecast.input={curves}",
-        "forecast.ensemble=off", f"output.dir={work}", "output.name=offline")
-check(p.returncode == 0, "offline forecast of the sweep", p.stderr[-2000:])
-offline = {}
-with h5py.File(os.path.join(work, "offline.h5"), "r") as f:
-    for g in f["runs"].values():
-        offline[g.attrs["id"].decode() if isinstance(g.attrs["id"], bytes) else g.attrs["id"]] = (
-            int(g.attrs["stop_origin"]), float(g.attrs["stop_beat_probability"]), int(g.attrs["stopped"]))
 
+def offline_stop_list(name, with_lr):
+    """{run id: (stop origin, probability, stopped)} of forecast mode on the sweep (with or without
+    its lr column, written to WORK/<name>.h5)."""
+    path = os.path.join(work, name + ".h5")
+    with h5py.File(sweep, "r") as f, h5py.File(path, "w") as o:
+        for rid, g in f["runs"].items():
+            og = o.create_group("runs/" + rid)
+            for d in ("step", "loss") + (("lr",) if with_lr else ()):
+                og[d] = g[d][...]
+            og.attrs["group"] = rid.split("_")[1]
+    p = run(hpt, os.path.join(root, "inputs", "forecast.ini"), f"forecast.input={path}",
+            "forecast.ensemble=off", f"output.dir={work}", f"output.name=offline_{name}")
+    check(p.returncode == 0, f"offline forecast of the sweep ({name})", p.stderr[-2000:])
+    stops = {}
+    with h5py.File(os.path.join(work, f"offline_{name}.h5"), "r") as f:
+        for g in f["runs"].values():
+            rid = g.attrs["id"].decode() if isinstance(g.attrs["id"], bytes) else g.attrs["id"]
+            stops[rid] = (int(g.attrs["stop_origin"]), float(g.attrs["stop_beat_probability"]),
+                          int(g.attrs["stopped"]))
+    return path, stops
+
+
+# Without learning rates: a live run's future rates are not in its file.
+curves, offline = offline_stop_list("curves", with_lr=False)
 
 def watch_cmd(folder, name, *sets, final_step=1000):
     cmd = [hpt, "-i", deck, "--set", f"watch.folder={folder}", "--set", f"watch.final_step={final_step}",
@@ -123,21 +133,7 @@ check(all(r in txt for r in stopped_ids) and "why:" in txt, "the text status nam
 
 # --- with the runs' planned learning rates (<run>.lr): the judgments of forecast mode on the curves
 #     with their lr column, where the schedule to the end is known
-curves_lr = os.path.join(work, "curves_lr.h5")
-with h5py.File(sweep, "r") as f, h5py.File(curves_lr, "w") as o:
-    for rid, g in f["runs"].items():
-        og = o.create_group("runs/" + rid)
-        og["step"], og["loss"], og["lr"] = g["step"][...], g["loss"][...], g["lr"][...]
-        og.attrs["group"] = rid.split("_")[1]
-p = run(hpt, os.path.join(root, "inputs", "forecast.ini"), f"forecast.input={curves_lr}",
-        "forecast.ensemble=off", f"output.dir={work}", "output.name=offline_lr")
-check(p.returncode == 0, "offline forecast of the sweep with its learning rates", p.stderr[-2000:])
-offline_lr = {}
-with h5py.File(os.path.join(work, "offline_lr.h5"), "r") as f:
-    for g in f["runs"].values():
-        rid = g.attrs["id"].decode() if isinstance(g.attrs["id"], bytes) else g.attrs["id"]
-        offline_lr[rid] = (int(g.attrs["stop_origin"]), float(g.attrs["stop_beat_probability"]),
-                           int(g.attrs["stopped"]))
+curves_lr, offline_lr = offline_stop_list("curves_lr", with_lr=True)
 planned = os.path.join(work, "planned")
 os.makedirs(planned)
 watcher = subprocess.Popen(watch_cmd(planned, "p"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
