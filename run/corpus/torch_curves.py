@@ -76,38 +76,48 @@ PROBLEMS = {
     "transformer-lm": dict(steps=2500, batch=32, gpu=True, clip=1.0,
                            lr={"sgd": (0.3, 2.0), "adamw": (1e-3, 1e-2)},
                            wd={"sgd": 0.0, "adamw": 0.1}, cost=5.0),
+    # Added for the fourth corpus (--problems): a convolutional autoencoder of the shape images
+    # (MSE reconstruction) and a small spirals set with 30 % wrong labels, which overfits.
+    "cnn-autoenc": dict(steps=2000, batch=64, gpu=False, clip=None,
+                        lr={"sgd": (0.02, 0.1), "adamw": (1e-3, 1e-2)},
+                        wd={"sgd": 0.0, "adamw": 0.01}, cost=4.0),
+    "mlp-noisy": dict(steps=3000, batch=64, gpu=False, clip=None,
+                      lr={"sgd": (0.05, 0.3), "adamw": (2e-3, 2e-2)},
+                      wd={"sgd": 0.0, "adamw": 0.0}, cost=1.0),
 }
 ORDER = ("transformer-lm", "gru-charlm", "cnn-shapes", "mlp-teacher", "mlp-spirals")
+NEW_PROBLEMS = ("cnn-autoenc", "mlp-noisy")
+NEW_SCHEDULES = ("sgdr", "invsqrt")
 
 
 def run_id(problem, opt, sched, k, seed, suffix=""):
     return f"{problem}_{opt}_{sched}_lr{k}_s{seed}{suffix}"
 
 
-def plan(smoke=False, seeds=SEEDS, batch_runs=True):
+def plan(smoke=False, seeds=SEEDS, batch_runs=True, order=ORDER, schedules=SCHEDULES):
     """The ordered list of run specs: seed 0 of every family, then seed 1, then the batch-size runs,
     each tier interleaved over the problems (other seeds with --seeds; no batch-size runs with
     --no-batch-runs)."""
     tiers = []
     for seed in seeds:
-        tier = {p: [] for p in ORDER}
-        for p in ORDER:
+        tier = {p: [] for p in order}
+        for p in order:
             for opt in OPTIMIZERS:
-                for sched in SCHEDULES:
+                for sched in schedules:
                     for k in (0, 1):
                         tier[p].append(dict(problem=p, optimizer=opt, schedule=sched, lr_index=k,
                                             seed=seed, bs_change=False))
         tiers.append(tier)
     if batch_runs:
-        tier = {p: [] for p in ORDER}
-        for p in ORDER:
+        tier = {p: [] for p in order}
+        for p in order:
             for opt in OPTIMIZERS:
                 tier[p].append(dict(problem=p, optimizer=opt, schedule="constant", lr_index=0,
                                     seed=0, bs_change=True))
         tiers.append(tier)
     specs = []
     for tier in tiers:
-        lists = [tier[p] for p in ORDER]
+        lists = [tier[p] for p in order]
         for i in range(max(len(l) for l in lists)):
             for l in lists:
                 if i < len(l):
@@ -122,16 +132,22 @@ def plan(smoke=False, seeds=SEEDS, batch_runs=True):
                          "_bs2x" if s["bs_change"] else "")
     if smoke:
         short = []
-        for p in ORDER:
+        for p in order:
             s = next(x for x in specs if x["problem"] == p)
             short.append(dict(s, steps=60))
         # a forced divergence and a batch-size change, to exercise those paths
-        d = dict(next(x for x in specs if x["problem"] == "mlp-teacher" and x["optimizer"] == "sgd"
-                      and x["lr_index"] == 1), steps=200)
-        d["lr_peak"] *= 100.0
-        short.append(d)
-        short.append(dict(next(x for x in specs if x["bs_change"] and x["problem"] == "transformer-lm"),
-                          steps=60))
+        d = next((x for x in specs if x["problem"] == "mlp-teacher" and x["optimizer"] == "sgd"
+                  and x["lr_index"] == 1), None)
+        if d is not None:
+            d = dict(d, steps=200)
+            d["lr_peak"] *= 100.0
+            short.append(d)
+        b = next((x for x in specs if x["bs_change"] and x["problem"] == "transformer-lm"), None)
+        if b is not None:
+            short.append(dict(b, steps=60))
+        for sched in schedules:  # every schedule once, on the first problem
+            if sched not in (s["schedule"] for s in short):
+                short.append(dict(next(x for x in specs if x["schedule"] == sched), steps=60))
         specs = short
     return specs
 
@@ -161,6 +177,17 @@ def lr_at(schedule, peak, t, T):
         return peak
     if schedule == "linear":
         return peak * (1.0 - (t - 1) / T)
+    if schedule == "sgdr":  # cosine with warm restarts, periods T/7, 2T/7, 4T/7 (Loshchilov-Hutter)
+        P0 = T / 7.0
+        start, period = 0.0, P0
+        while t - 1 >= start + period and period < T:
+            start, period = start + period, 2 * period
+        q = (t - 1 - start) / period
+        return peak * (0.01 + 0.99 * 0.5 * (1.0 + math.cos(math.pi * min(q, 1.0))))
+    if schedule == "invsqrt":  # linear warmup, then peak * sqrt(W / t)
+        if t <= W:
+            return peak * t / W
+        return peak * math.sqrt(W / t)
     raise ValueError(schedule)
 
 
@@ -281,6 +308,22 @@ def problem_data(problem):
         Xtr, ytr = spirals(10000)
         Xva, yva = spirals(2000)
         out = (Xtr, ytr, Xva, yva)
+    elif problem == "mlp-noisy":  # 1500 spiral points, 30 % of the training labels wrong
+        K = 5
+        k = rng.integers(0, K, 3500)
+        t = rng.uniform(0.05, 1.0, 3500)
+        ang = 2 * math.pi * k / K + 3.0 * math.pi * t
+        X = (2.0 * (np.stack([t * np.cos(ang), t * np.sin(ang)], 1)
+                    + rng.normal(0, 0.04, (3500, 2)))).astype(np.float32)
+        y = k.astype(np.int64)
+        flip = rng.random(1500) < 0.3
+        ytr = y[:1500].copy()
+        ytr[flip] = rng.integers(0, K, int(flip.sum()))
+        out = (X[:1500], ytr, X[1500:], y[1500:])
+    elif problem == "cnn-autoenc":
+        Xtr, _ = make_shapes(12000, rng)
+        Xva, _ = make_shapes(1024, rng)
+        out = (Xtr, Xtr, Xva, Xva)
     elif problem == "cnn-shapes":
         Xtr, ytr = make_shapes(12000, rng)
         Xva, yva = make_shapes(1024, rng)
@@ -298,6 +341,14 @@ def build_model(problem, torch, nn, V=None):
     if problem == "mlp-teacher":
         return nn.Sequential(nn.Linear(32, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(),
                              nn.Linear(256, 1))
+    if problem == "mlp-noisy":
+        return nn.Sequential(nn.Linear(2, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(),
+                             nn.Linear(256, 5))
+    if problem == "cnn-autoenc":
+        return nn.Sequential(nn.Conv2d(1, 16, 3, stride=2, padding=1), nn.ReLU(),
+                             nn.Conv2d(16, 32, 3, stride=2, padding=1), nn.ReLU(),
+                             nn.ConvTranspose2d(32, 16, 4, stride=2, padding=1), nn.ReLU(),
+                             nn.ConvTranspose2d(16, 1, 4, stride=2, padding=1))
     if problem == "mlp-spirals":
         return nn.Sequential(nn.Linear(2, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(),
                              nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, 5))
@@ -427,7 +478,7 @@ def train_one(spec, deadline):
             i = torch.randint(0, n, (B,), device=dev, generator=gen)
             return Xtr[i], ytr[i]
 
-        loss_fn = F.mse_loss if p == "mlp-teacher" else F.cross_entropy
+        loss_fn = F.mse_loss if p in ("mlp-teacher", "cnn-autoenc") else F.cross_entropy
         model = build_model(p, torch, nn)
     model = model.to(dev)
     params = [q for q in model.parameters()]
@@ -644,12 +695,23 @@ def main():
     ap.add_argument("--seeds", default="0,1",
                     help="comma-separated seeds (a fresh corpus: seeds the shipped one lacks)")
     ap.add_argument("--no-batch-runs", action="store_true", help="leave out the batch-size runs")
+    ap.add_argument("--problems", default=",".join(ORDER),
+                    help="comma-separated problems, in launch order; also " + ",".join(NEW_PROBLEMS))
+    ap.add_argument("--schedules", default=",".join(SCHEDULES),
+                    help="comma-separated schedules; also " + ",".join(NEW_SCHEDULES))
     ap.add_argument("--split-all", default="",
                     help="give every run this split (e.g. heldout) instead of drawing the split")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     os.environ["OMP_NUM_THREADS"] = "1"
-    specs = plan(args.smoke, tuple(int(x) for x in args.seeds.split(",")), not args.no_batch_runs)
+    order = tuple(args.problems.split(","))
+    schedules = tuple(args.schedules.split(","))
+    for name, have in ((order, PROBLEMS), (schedules, SCHEDULES + NEW_SCHEDULES)):
+        bad = [x for x in name if x not in have]
+        if bad:
+            ap.error(f"unknown {bad}; expected some of {', '.join(have)}")
+    specs = plan(args.smoke, tuple(int(x) for x in args.seeds.split(",")), not args.no_batch_runs,
+                 order, schedules)
     if args.only:
         keep = set(args.only.split(","))
         specs = [s for s in specs if s["problem"] in keep]
