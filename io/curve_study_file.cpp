@@ -158,17 +158,19 @@ void write_origins(H5Group& root, const std::vector<forecast::OriginRow>& origin
   H5Group og = root.create_group("origins");
   std::vector<int> run;
   std::vector<std::int64_t> origin;
-  std::vector<double> best_other, prob, mid, lo, hi;
+  std::vector<double> best_other, others_median, prob, mid, lo, hi;
   for (const auto& o : origins) {
     run.push_back(o.run);
     origin.push_back(o.origin);
     best_other.push_back(o.best_other);
+    others_median.push_back(o.others_median);
     prob.push_back(o.beat_probability);
     mid.push_back(o.final_mid), lo.push_back(o.final_lo), hi.push_back(o.final_hi);
   }
   write_ints(og, "run", run);
   write_int64(og, "origin", origin);
   write_doubles(og, "best_other", best_other);
+  write_doubles(og, "others_median", others_median);
   write_doubles(og, "beat_probability", prob);
   write_doubles(og, "final_q50", mid);
   write_doubles(og, "final_q05", lo);
@@ -206,6 +208,8 @@ void write_runs(H5Group& root, const std::vector<forecast::Curve>& runs,
     g.write_double_attribute("beat_probability", s.latest_beat[i]);
     g.write_int_attribute("stop_origin", s.stop_origin[i]);
     g.write_double_attribute("stop_beat_probability", s.stop_probability[i]);
+    g.write_double_attribute("stop_final", s.stop_final[i]);
+    g.write_double_attribute("stop_others_median", s.stop_others_median[i]);
     g.write_int_attribute("stopped", s.stopped[i]);
     g.write_int_attribute("steps_saved", s.steps_saved[i]);
   }
@@ -227,6 +231,8 @@ void write_stop_list(H5Group& root, const forecast::StopList& s, long long run_s
   write_int64(stop, "steps_saved", steps_saved);
   stop.write_double_attribute("stop_at", s.stop_at);
   stop.write_double_attribute("below_probability", s.below_probability);
+  stop.write_string_attribute("rule",
+                              s.rule == forecast::StopRule::kMedian ? "median" : "probability");
   stop.write_int_attribute("best_run", s.best_run);
   stop.write_int_attribute("best_run_kept", s.best_run_kept ? 1 : 0);
   stop.write_int_attribute("total_steps_saved", s.total_steps_saved);

@@ -147,6 +147,9 @@ void print_summary(const CurveStudyResult& result, const std::vector<forecast::C
             << validation_table(result) << "stop list at " << io::fmt(s.stop_at)
             << " of each run: " << s.stopped_count << " of " << R
             << " runs stopped (P(beat best other) < " << io::fmt(s.below_probability)
+            << (s.rule == forecast::StopRule::kMedian
+                    ? ", or forecast final median above the others' median"
+                    : "")
             << "), saving " << s.total_steps_saved << " of " << result.timings.run_steps
             << " run-steps; the eventually best run of every group "
             << (s.best_run_kept ? "kept" : "NOT kept (one was STOPPED)") << " (best of all: '"
@@ -155,7 +158,9 @@ void print_summary(const CurveStudyResult& result, const std::vector<forecast::C
     if (s.stopped[std::size_t(r)])
       std::cout << "  stop '" << runs[std::size_t(r)].id << "' at step "
                 << s.stop_origin[std::size_t(r)] << " (P "
-                << io::fmt(s.stop_probability[std::size_t(r)]) << ", saves "
+                << io::fmt(s.stop_probability[std::size_t(r)]) << ", forecast final "
+                << io::fmt(s.stop_final[std::size_t(r)]) << " against the others' median "
+                << io::fmt(s.stop_others_median[std::size_t(r)]) << ", saves "
                 << s.steps_saved[std::size_t(r)] << " steps)\n";
 }
 

@@ -122,8 +122,11 @@ void print_start(const Config& c, const forecast::LiveJudgeSettings& s) {
             << io::fmt(s.stop_at)
             << " of its planned last step (watch.final_step = " << s.final_step
             << ", or its final_step column), stopped when P(beat best other) < "
-            << io::fmt(1 - s.stop_confidence) << "; watch.act = " << c.get_string("watch.act")
-            << std::endl;
+            << io::fmt(1 - s.stop_confidence)
+            << (s.stop_rule == forecast::StopRule::kMedian
+                    ? " or its forecast final median is above the median of the others'"
+                    : "")
+            << "; watch.act = " << c.get_string("watch.act") << std::endl;
 }
 
 // The watch: the reader, the judge and the actions, one poll at a time.

@@ -2,6 +2,7 @@
 
 #include "core/config_lists.hpp"
 #include "core/error.hpp"
+#include "forecast/forecast_options.hpp"
 
 namespace hpt::app {
 
@@ -58,6 +59,7 @@ forecast::LiveJudgeSettings read_live_judge_settings(const Config& c) {
   s.every = c.get_int("forecast.every");
   s.stop_at = c.get_real("forecast.stop_at");
   s.stop_confidence = c.get_real("forecast.stop_confidence");
+  s.stop_rule = forecast::stop_rule_from_config(c);
   s.by_validation = c.get_string("forecast.stop_on") == "validation";
   s.stale_after = c.get_real("watch.stale_after");
   s.max_stop_fraction = c.get_real("watch.max_stop_fraction");

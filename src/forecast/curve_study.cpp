@@ -59,9 +59,12 @@ void judge_run(const Curve& run, int r, const std::vector<OriginRow>& origins, b
     if (o.origin <= judge_step) {
       s.stop_origin[i] = o.origin;
       s.stop_probability[i] = o.beat_probability;
+      s.stop_final[i] = o.final_mid;
+      s.stop_others_median[i] = o.others_median;
     }
   }
-  if (s.stop_origin[i] >= 0 && s.stop_probability[i] < s.below_probability) {
+  if (s.stop_origin[i] >= 0 && stop_verdict(s.rule, s.stop_probability[i], s.below_probability,
+                                            s.stop_final[i], s.stop_others_median[i])) {
     s.stopped[i] = 1;
     s.steps_saved[i] = run.steps.size() - std::size_t(entries_upto(run, s.stop_origin[i]));
   }
@@ -161,7 +164,7 @@ CurveStudyResult CurveStudy::run(const std::function<void(const ReplayProgress&)
   for (int k = 0; k < horizon_count(); ++k)
     result.width_factor.push_back(calibration_.width_factor(k));
   result.stop = judge_stops(runs_, origins_, settings_.stop_at, settings_.stop_confidence,
-                            settings_.stop_on_validation);
+                            settings_.stop_on_validation, settings_.stop_rule);
   result.validation_scores = score_validation(validation_, horizon_count());
   result.validation = std::move(validation_);
   result.timings = timings_;
@@ -362,17 +365,34 @@ GroupLeaders CurveStudy::group_leaders(const std::vector<int>& marked,
   for (int q = 0; q < runs_count(); ++q)
     if (next_[std::size_t(q)] > 0)
       l[std::size_t(group_[std::size_t(q)])].add(q, level[std::size_t(q)]);
+  for (Leaders& g : l) g.finish();
   return l;
 }
 
 void Leaders::add(int run, double level) {
+  if (std::isnan(level)) return;
+  levels.push_back(level);
   if (best_run < 0 || level < best) {
-    second = best;
-    best = level;
-    best_run = run;
+    second = best, second_run = best_run;
+    best = level, best_run = run;
   } else if (std::isnan(second) || level < second) {
-    second = level;
+    second = level, second_run = run;
   }
+}
+
+void Leaders::finish() {
+  std::sort(levels.begin(), levels.end());
+}
+
+double Leaders::median_other(double own) const {
+  const std::size_t m = levels.size();
+  const auto own_at = std::lower_bound(levels.begin(), levels.end(), own);
+  if (m < 2 || own_at == levels.end() || *own_at != own) return ForecastRow::kNaN;
+  const std::size_t p = std::size_t(own_at - levels.begin());
+  // Element i of the levels without the one at p.
+  const auto other = [&](std::size_t i) { return levels[i < p ? i : i + 1]; };
+  const std::size_t n = m - 1;
+  return n % 2 == 1 ? other(n / 2) : 0.5 * (other(n / 2 - 1) + other(n / 2));
 }
 
 // The ensemble's forecast of the marked runs (timed).
@@ -457,6 +477,7 @@ OriginRow CurveStudy::origin_row(const CurveForecast& f, int r, long long g,
   if (std::isnan(o.best_other)) return o;
   if (judge_by_final()) {
     o.final_mid = final.mid, o.final_lo = final.lo, o.final_hi = final.hi;
+    o.others_median = leaders[gi].median_other(final.mid);
     o.beat_probability = final.probability_below(o.best_other);
     return o;
   }
@@ -537,11 +558,14 @@ ValidationScores score_validation(const std::vector<ValidationRow>& rows, int ho
 }
 
 StopList judge_stops(const std::vector<Curve>& runs, const std::vector<OriginRow>& origins,
-                     double stop_at, double stop_confidence, bool by_validation) {
+                     double stop_at, double stop_confidence, bool by_validation, StopRule rule) {
   const std::size_t R = runs.size();
   StopList s;
   s.stop_at = stop_at;
   s.below_probability = 1.0 - stop_confidence;
+  s.rule = rule;
+  s.stop_final.assign(R, kNaN);
+  s.stop_others_median.assign(R, kNaN);
   s.final_log_loss.assign(R, 0.0);
   s.latest_beat.assign(R, kNaN);
   s.stop_probability.assign(R, kNaN);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "forecast/stop_rule.hpp"
 #include "forecast/adaptive_conformal.hpp"
 #include "forecast/baselines.hpp"
 #include "forecast/curve.hpp"
@@ -50,13 +51,14 @@ struct CurveStudySettings {
   int calibration_window = 200;                              // forecast.calibration_window
   double stop_at = 0.25;                                     // forecast.stop_at
   double stop_confidence = 0.9;                              // forecast.stop_confidence
-  bool stop_by_learned = true;      // forecast.stop_by = learned (else hpt's ensemble paths)
-  bool ensemble = true;             // forecast.ensemble: off leaves the hpt column NaN
-  bool stop_on_validation = false;  // forecast.stop_on = validation (else train)
-  std::uint64_t seed = 1;           // run.seed
-  std::size_t print_every = 100;    // run.print_every
-  RssmTrainOptions training;        // [dynamics] online training
-  LevelModel level_model;           // forecast.pretrained; empty: `learned` repeats `last`
+  bool stop_by_learned = true;  // forecast.stop_by = learned (else hpt's ensemble paths)
+  StopRule stop_rule = StopRule::kProbability;  // forecast.stop_rule
+  bool ensemble = true;                         // forecast.ensemble: off leaves the hpt column NaN
+  bool stop_on_validation = false;              // forecast.stop_on = validation (else train)
+  std::uint64_t seed = 1;                       // run.seed
+  std::size_t print_every = 100;                // run.print_every
+  RssmTrainOptions training;                    // [dynamics] online training
+  LevelModel level_model;  // forecast.pretrained; empty: `learned` repeats `last`
 };
 
 // One scored forecast (run, origin, horizon index k) of hpt and the baselines. Log losses.
@@ -98,6 +100,8 @@ struct OriginRow {
   // forecast final log loss (median) of the other runs of its group, else their lowest current one.
   double best_other = ForecastRow::kNaN;
   double beat_probability = ForecastRow::kNaN;
+  // The median of the other runs' levels that best_other is the lowest of.
+  double others_median = ForecastRow::kNaN;
   // stop_by = learned: the run's forecast log loss at its group's last step, median and 90 %.
   double final_mid = ForecastRow::kNaN, final_lo = ForecastRow::kNaN, final_hi = ForecastRow::kNaN;
 };
@@ -119,7 +123,10 @@ struct HorizonScores {
 // validation level.
 struct StopList {
   double stop_at = 0, below_probability = 0;
-  std::vector<double> final_log_loss, latest_beat, stop_probability;
+  StopRule rule = StopRule::kProbability;
+  // stop_final / stop_others_median: the run's forecast final median and the others' median at
+  // the judging origin (what the median rule compares).
+  std::vector<double> final_log_loss, latest_beat, stop_probability, stop_final, stop_others_median;
   std::vector<long long> stop_origin, steps_saved;  // stop_origin -1: no origin to judge at
   std::vector<int> stopped;
   int best_run = 0;           // lowest final log loss of all runs
@@ -175,10 +182,16 @@ struct OriginFits {
 // from the runs added in run order (the stop list of forecast mode and of a live watch).
 struct Leaders {
   double best = ForecastRow::kNaN, second = ForecastRow::kNaN;
-  int best_run = -1;
+  int best_run = -1, second_run = -1;
+  std::vector<double> levels;  // every level added, sorted by finish()
   void add(int run, double level);
+  void finish();
   // The level run r must beat: the lowest of the others.
   double best_other(int r) const { return best_run == r ? second : best; }
+  int best_other_run(int r) const { return best_run == r ? second_run : best_run; }
+  // The median of the levels without one of them equal to `own` (after finish(); NaN when no
+  // other level is left).
+  double median_other(double own) const;
 };
 using GroupLeaders = std::vector<Leaders>;  // per group
 
@@ -259,6 +272,7 @@ HorizonScores score_rows(const std::vector<ForecastRow>& rows, int horizons);
 
 // The stop list of `runs` from their origins' beat probabilities.
 StopList judge_stops(const std::vector<Curve>& runs, const std::vector<OriginRow>& origins,
-                     double stop_at, double stop_confidence, bool by_validation = false);
+                     double stop_at, double stop_confidence, bool by_validation = false,
+                     StopRule rule = StopRule::kProbability);
 
 }  // namespace hpt::forecast

@@ -24,6 +24,11 @@ const char* const kHorizonsExample = "10,50,100,200";
 
 }  // namespace
 
+StopRule stop_rule_from_config(const Config& c) {
+  return c.get_string("forecast.stop_rule") == "median" ? StopRule::kMedian
+                                                        : StopRule::kProbability;
+}
+
 void declare_forecast_options(OptionSchema& s) {
   s.add_string("forecast.input", "",
                "loss curves to forecast: HDF5 (/runs/<id>/step, loss[, lr, grad_norm, val_step, "
@@ -42,6 +47,11 @@ void declare_forecast_options(OptionSchema& s) {
   s.add_real("forecast.stop_confidence", 0.9,
              "a run is stopped when it beats the best other run with probability below 1 - this",
              0.5, 1.0);
+  s.add_choice(
+      "forecast.stop_rule", "probability", {"probability", "median"},
+      "how a judged run is stopped: probability (P(beat the best other run) below 1 - "
+      "forecast.stop_confidence) or median (that, or its forecast final median above the "
+      "median of the other runs' forecast final medians; needs forecast.stop_by = learned)");
   s.add_choice(
       "forecast.stop_by", "learned", {"learned", "hpt"},
       "forecast behind the stop list: learned (the pretrained level forecaster's interval at "
@@ -104,12 +114,18 @@ CurveStudySettings read_curve_study_settings(const Config& c) {
                      ": expected a fraction of each run strictly between 0 and 1, e.g. 0.25");
   s.stop_confidence = c.get_real("forecast.stop_confidence");
   s.stop_by_learned = c.get_string("forecast.stop_by") == "learned";
+  s.stop_rule = stop_rule_from_config(c);
   s.ensemble = c.get_string("forecast.ensemble") == "on";
   s.stop_on_validation = c.get_string("forecast.stop_on") == "validation";
   if (s.stop_on_validation && !s.stop_by_learned)
     throw InputError(
         "forecast.stop_on = validation: the validation forecast is the learned one, but "
         "forecast.stop_by = hpt; expected forecast.stop_by = learned or forecast.stop_on = train");
+  if (s.stop_rule == StopRule::kMedian && !s.stop_by_learned)
+    throw InputError(
+        "forecast.stop_rule = median: the median rule compares forecast final levels, but "
+        "forecast.stop_by = hpt; expected forecast.stop_by = learned or forecast.stop_rule = "
+        "probability");
   if (!s.ensemble && !s.stop_by_learned)
     throw InputError(
         "forecast.stop_by = hpt: the stop list needs the ensemble's sample paths, but "

@@ -7,6 +7,7 @@
 
 #include "core/config.hpp"
 #include "forecast/curve.hpp"
+#include "forecast/stop_rule.hpp"
 
 namespace hpt::forecast {
 
@@ -21,6 +22,9 @@ std::vector<int> parse_horizons(const Config& config);
 // online training options of [dynamics].
 // InputError when forecast.stop_at is not strictly between 0 and 1.
 CurveStudySettings read_curve_study_settings(const Config& config);
+
+// forecast.stop_rule (the stop list of forecast mode and of a live watch).
+StopRule stop_rule_from_config(const Config& config);
 
 // With forecast.stop_on = validation, every run must have validation losses (InputError naming
 // the key and the first run without them).

@@ -217,15 +217,14 @@ Judgment LiveJudge::judge(const std::vector<LiveRun>& runs, int r, int k, PollCo
   }
   Leaders l;
   for (int q : members) l.add(q, level[std::size_t(q)]);
+  l.finish();
   j.best_other = l.best_other(r);
   if (std::isnan(j.best_other)) return j;
-  for (int q : members)
-    if (q != r && level[std::size_t(q)] == j.best_other) {
-      j.best_other_run = runs[std::size_t(q)].curve.id;
-      break;
-    }
+  j.best_other_run = runs[std::size_t(l.best_other_run(r))].curve.id;
+  j.others_median = l.median_other(level[std::size_t(r)]);
   j.beat_probability = j.final.probability_below(j.best_other);
-  j.stop = j.beat_probability < 1.0 - s_.stop_confidence;
+  j.stop = stop_verdict(s_.stop_rule, j.beat_probability, 1.0 - s_.stop_confidence, j.final.mid,
+                        j.others_median);
   return j;
 }
 
@@ -275,14 +274,16 @@ void LiveJudge::refresh(const std::vector<LiveRun>& runs, const PollContext& ctx
                      out[std::size_t(r)]);
       });
   HostExec().fence();
+  GroupLeaders leaders(ctx.end.size());
+  for (std::size_t q = 0; q < runs.size(); ++q)
+    leaders[std::size_t(ctx.group[q])].add(int(q), out[q].final_q50);
   for (std::size_t r = 0; r < runs.size(); ++r) {
     RunStatus& st = out[r];
-    for (std::size_t q = 0; q < runs.size(); ++q)
-      if (q != r && ctx.group[q] == ctx.group[r] && !std::isnan(out[q].final_q50) &&
-          (std::isnan(st.best_other) || out[q].final_q50 < st.best_other)) {
-        st.best_other = out[q].final_q50;
-        st.best_other_run = runs[q].curve.id;
-      }
+    const int q = leaders[std::size_t(ctx.group[r])].best_other_run(int(r));
+    if (q >= 0) {
+      st.best_other = out[std::size_t(q)].final_q50;
+      st.best_other_run = runs[std::size_t(q)].curve.id;
+    }
     if (!std::isnan(st.best_other) && !std::isnan(st.final_q05))
       st.beat_probability =
           LevelForecast{st.final_q50, st.final_q05, st.final_q95}.probability_below(st.best_other);
@@ -342,11 +343,15 @@ std::string judged_words(const Judgment& j, double below) {
   if (std::isnan(j.beat_probability))
     return "at step " + std::to_string(j.origin) + ": no other run to compare with";
   std::string s = "at step " + std::to_string(j.origin) + ": P(final below '" + j.best_other_run +
-                  "') = " + fmt(j.beat_probability) + (j.stop ? " < " : " >= ") + fmt(below) +
+                  "') = " + fmt(j.beat_probability) +
+                  (j.beat_probability < below ? " < " : " >= ") + fmt(below) +
                   ": forecast final log loss " + fmt(j.final.mid) + " [" + fmt(j.final.lo) + ", " +
                   fmt(j.final.hi) + "] against that run's forecast median " + fmt(j.best_other);
   if (j.stop && j.final.lo > j.best_other)
     s += "; the 90 % interval lies above it by " + fmt(j.final.lo - j.best_other) + " log units";
+  if (j.stop && j.beat_probability >= below)
+    s += "; its forecast median lies above the median " + fmt(j.others_median) +
+         " of the other runs' (median rule)";
   if (j.kept_as_best) s += "; kept: its forecast is the best of its group now";
   return s;
 }

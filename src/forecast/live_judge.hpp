@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "forecast/stop_rule.hpp"
 #include "forecast/level_model.hpp"
 #include "forecast/live_run.hpp"
 
@@ -27,8 +28,9 @@ struct LiveJudgeSettings {
   // The fractions of the planned last step at which runs are judged: forecast.stop_at, then
   // watch.rejudge_at (increasing). A run kept at one is judged again at the next.
   std::vector<double> rungs{0.25};
-  double stop_confidence = 0.9;    // forecast.stop_confidence
-  bool by_validation = false;      // forecast.stop_on = validation
+  double stop_confidence = 0.9;                 // forecast.stop_confidence
+  StopRule stop_rule = StopRule::kProbability;  // forecast.stop_rule
+  bool by_validation = false;                   // forecast.stop_on = validation
   double stale_after = 600;        // watch.stale_after: a run this long without a row is idle
   double max_stop_fraction = 0.5;  // watch.max_stop_fraction of the live runs per poll
   LevelModel model;                // forecast.pretrained (required)
@@ -58,6 +60,7 @@ struct RunStatus {
 struct Judgment {
   long long origin = -1;
   double beat_probability = RunStatus::kNaN, best_other = RunStatus::kNaN;
+  double others_median = RunStatus::kNaN;  // of the group's other runs' levels at the origin
   LevelForecast final;
   std::string best_other_run;
   bool stop = false;

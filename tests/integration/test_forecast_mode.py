@@ -114,7 +114,7 @@ with f5.File(outputs["h5"], "r") as f, f5.File(os.path.join(sweep, "curves.h5"),
     ids = {int(g.attrs["index"]): g.attrs["id"] for g in f["runs"].values()}
     curves = {i: (c[f"runs/{ids[i]}/step"][...], c[f"runs/{ids[i]}/loss"][...]) for i in ids}
     o = {k: f["origins/" + k][...] for k in f["origins"].keys()}
-    worst_best, worst_p = 0.0, 0.0
+    worst_best, worst_p, worst_median = 0.0, 0.0, 0.0
     for j in range(len(o["run"])):
         at = o["origin"] == o["origin"][j]
         levels = []
@@ -133,9 +133,39 @@ with f5.File(outputs["h5"], "r") as f, f5.File(os.path.join(sweep, "curves.h5"),
         p = 0.5 * math.erfc(-(b - mid) / (spread * math.sqrt(2))) if spread > 0 else float(b > mid)
         worst_best = max(worst_best, abs(b - o["best_other"][j]))
         worst_p = max(worst_p, abs(p - o["beat_probability"][j]))
+        worst_median = max(worst_median, abs(float(np.median(levels)) - o["others_median"][j]))
     check(worst_best < 1e-9 and worst_p < 1e-9,
           "stop_by = learned: the level to beat and the probability follow the rule rebuilt here",
           f"{worst_best} {worst_p}")
+    check(worst_median < 1e-9, "the median of the others' levels follows the rule rebuilt here",
+          f"{worst_median}")
+
+# forecast.stop_rule = median: a run is stopped when P(beat best other) < 1 - stop_confidence or
+# its forecast final median at the judging origin lies above the others' median there (confidence 1:
+# by the median alone).
+out = os.path.join(a.work, "out_median")
+r = run(a.hpt, deck, f"forecast.input={sweep}/curves.h5", f"output.dir={out}", "output.name=fc",
+        "forecast.stop_rule=median", "forecast.stop_confidence=1", *small)
+check(r.returncode == 0 and "others' median" in r.stdout, "the median rule runs and says so",
+      r.stdout[-2000:] + r.stderr)
+with f5.File(os.path.join(out, "fc.h5"), "r") as g:
+    o = {k: g["origins/" + k][...] for k in g["origins"].keys()}
+    agree, by_median = True, 0
+    for run_g in g["runs"].values():
+        at = (o["run"] == run_g.attrs["index"]) & (o["origin"] == run_g.attrs["stop_origin"])
+        if not at.any():
+            continue
+        p, mid, med = o["beat_probability"][at][0], o["final_q50"][at][0], o["others_median"][at][0]
+        rule = bool(p < 0.0 or mid > med)
+        by_median += int(rule)
+        agree = agree and rule == bool(run_g.attrs["stopped"])
+    check(agree and g["stop"].attrs["rule"] in (b"median", "median"),
+          "median rule: the stop list follows the rule rebuilt from the stored forecasts")
+    check(by_median > 0, "and stops runs by the median alone", str(by_median))
+r = run(a.hpt, deck, f"forecast.input={sweep}/curves.h5", f"output.dir={out}_hpt",
+        "forecast.stop_rule=median", "forecast.stop_by=hpt", *small)
+check(r.returncode == 2 and "forecast.stop_rule = median" in r.stderr and
+      not os.path.exists(out + "_hpt"), "stop_rule = median with stop_by = hpt: exit 2", r.stderr)
 
 # forecast.ensemble = off: no hpt column; the ensemble-free forecasters and the stop list unchanged
 # (combined blends the ensemble in when it is on, so it is left out of the comparison).

@@ -28,9 +28,9 @@ sweep = os.path.join(root, "tests", "data", "curves", "hpt-sweep.h5")
 # --- the offline twin: forecast mode's stop list of the sweep, grouped by problem
 
 
-def offline_stop_list(name, with_lr):
+def offline_stop_list(name, with_lr, *sets):
     """{run id: (stop origin, probability, stopped)} of forecast mode on the sweep (with or without
-    its lr column, written to WORK/<name>.h5)."""
+    its lr column, written to WORK/<name>.h5), with the options `sets`."""
     path = os.path.join(work, name + ".h5")
     with h5py.File(sweep, "r") as f, h5py.File(path, "w") as o:
         for rid, g in f["runs"].items():
@@ -39,7 +39,7 @@ def offline_stop_list(name, with_lr):
                 og[d] = g[d][...]
             og.attrs["group"] = rid.split("_")[1]
     p = run(hpt, os.path.join(root, "inputs", "forecast.ini"), f"forecast.input={path}",
-            "forecast.ensemble=off", f"output.dir={work}", f"output.name=offline_{name}")
+            "forecast.ensemble=off", f"output.dir={work}", f"output.name=offline_{name}", *sets)
     check(p.returncode == 0, f"offline forecast of the sweep ({name})", p.stderr[-2000:])
     stops = {}
     with h5py.File(os.path.join(work, f"offline_{name}.h5"), "r") as f:
@@ -153,6 +153,30 @@ check(len(same) == len(offline_lr), "with plans every judgment equals forecast m
 check(sum(v[2] for v in offline_lr.values()) != sum(v[2] for v in offline.values()) or
       any(offline_lr[r][1] != offline[r][1] for r in offline),
       "the schedule changes the judgments (so the check above tests the plans)")
+
+# --- forecast.stop_rule = median (also stopped when the forecast final median lies above the
+#     median of the others'): the watcher's judgments equal forecast mode's with the same rule
+median_rule = ("forecast.stop_rule=median", "forecast.stop_confidence=0.99")
+_, offline_m = offline_stop_list("curves_median", True, *median_rule)
+by_median = os.path.join(work, "median")
+os.makedirs(by_median)
+watcher = subprocess.Popen(watch_cmd(by_median, "m", *median_rule), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+writer = subprocess.run([sys.executable, grow, curves_lr, by_median, "--chunk", "100", "--pause",
+                         "0.03", "--plan"], capture_output=True, text=True, timeout=300)
+out_m, err_m = watcher.communicate(timeout=300)
+check(writer.returncode == 0 and watcher.returncode == 0, "the sweep watched by the median rule",
+      writer.stderr[-500:] + err_m[-1000:])
+status_m = status_runs(os.path.join(work, "m_watch.h5"))
+same = [rid for rid, (origin, prob, stopped) in offline_m.items()
+        if status_m[rid]["judge_step"] == origin and status_m[rid]["verdict"] == stopped
+        and np.isclose(status_m[rid]["judged_probability"], prob, rtol=1e-9, atol=1e-300)]
+check(len(same) == len(offline_m), "median rule: every judgment equals forecast mode's",
+      str(sorted(set(offline_m) - set(same))))
+by_probability_only = sum(v[1] < 0.01 for v in offline_m.values())
+check(sum(v[2] for v in offline_m.values()) > by_probability_only,
+      "the median rule stops runs that the probability alone keeps (so the check above tests it)",
+      str(by_probability_only))
 
 # --- judged again at half way (watch.rejudge_at = 0.5), stopped runs ending as a script that
 #     honours its stop file does: the first judgments are the single ones above, every run kept
