@@ -183,7 +183,8 @@ void print_rates(const CurveStudyResult& result, double gemm_gflops) {
               << " GFLOP/s)\n";
   std::cout << "throughput: " << io::fmt(t.run_steps_per_second()) << " run-steps/s ("
             << io::fmt(t.seconds) << " s, of which forecasts " << io::fmt(t.forecast_seconds)
-            << " s, online training " << io::fmt(t.train_seconds) << " s)\n";
+            << " s, online training " << io::fmt(t.train_seconds) << " s, fine-tuning "
+            << io::fmt(t.finetune_seconds) << " s)\n";
 }
 
 }  // namespace

@@ -205,7 +205,9 @@ void CurveStudy::replay(const std::function<void(const ReplayProgress&)>& progre
       last_line = now;
     }
     score_due(g);
+    const double refit_from = timer.seconds();
     finetuner_.advance(g);
+    timings_.finetune_seconds += timer.seconds() - refit_from;
     if (g % settings_.every == 0) forecast_at_origin(g);
   }
   Kokkos::fence();

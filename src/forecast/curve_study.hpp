@@ -133,6 +133,7 @@ struct CurveStudyTimings {
   double seconds = 0;           // the whole replay
   double forecast_seconds = 0;  // of which the ensemble's forecasts
   double train_seconds = 0;     // and its online training
+  double finetune_seconds = 0;  // and the learned model's fine-tuning (forecast.finetune)
   double member_steps = 0;      // rollout member-steps of all forecasts
   long long rollout_paths = 0;  // most paths of one forecast
   long long run_steps = 0;      // entries of all runs replayed

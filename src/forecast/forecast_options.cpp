@@ -28,19 +28,19 @@ void declare_finetune_options(OptionSchema& s) {
   s.add_choice("forecast.finetune", "off", {"off", "on"},
                "online fine-tuning of the learned level forecaster: on refits its quantile "
                "regressions per group on the samples realised so far, pulled towards the "
-               "pretrained weights (docs/method.md#online-fine-tuning); off keeps the pretrained "
-               "weights");
+               "pretrained weights (docs/method.md#online-fine-tuning; it did not help on the "
+               "project's corpora); off keeps the pretrained weights");
   s.add_int("forecast.finetune_every", d.every,
             "steps between two refits of forecast.finetune = on (at the first step at or past "
             "each multiple)",
-            1, 1L << 40);
+            1, 1000000000L);
   s.add_real("forecast.finetune_strength", d.strength,
              "the fine-tuning's pull towards the pretrained weights, per realised sample "
              "(standardised features; larger stays closer to the pretrained model)",
              1e-6, 1e6);
   s.add_int("forecast.finetune_samples", d.max_samples,
             "most realised samples of one group's refit (an evenly spaced subset beyond)", 100,
-            1 << 22);
+            1000000);
 }
 
 // forecast.finetune* (forecast.finetune = on needs a pretrained model to start from).

@@ -14,7 +14,7 @@ namespace hpt::forecast {
 struct FinetuneSettings {
   bool on = false;         // forecast.finetune
   long long every = 250;   // forecast.finetune_every: a refit at the first step past each multiple
-  double strength = 0.05;  // forecast.finetune_strength: the prior's weight per sample
+  double strength = 500;   // forecast.finetune_strength: the prior's weight per sample
   int max_samples = 2048;  // forecast.finetune_samples: most samples of one group's refit
   int rounds = 100;        // reweighting rounds of each quantile (warm-started at the prior)
   int min_samples = 100;   // a group with fewer realised samples keeps the pretrained model

@@ -9,6 +9,7 @@
 
 #include "forecast/baselines.hpp"
 #include "forecast/level_finetune.hpp"
+#include "test_level_support.hpp"
 
 namespace {
 
@@ -17,18 +18,8 @@ using hpt::forecast::kLevelFeatures;
 using hpt::forecast::LevelModel;
 using hpt::forecast::LevelSample;
 
-// change = 0.2 + 0.4 x1 - 0.3 x2 + e, e uniform on [-0.5, 0.5], the other features noise.
 std::vector<LevelSample> noisy_samples(int count, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> normal;
-  std::uniform_real_distribution<double> noise(-0.5, 0.5);
-  std::vector<LevelSample> out(static_cast<std::size_t>(count));
-  for (LevelSample& s : out) {
-    s.f.x[0] = 1.0;
-    for (int j = 1; j < kLevelFeatures; ++j) s.f.x[std::size_t(j)] = normal(rng);
-    s.change = 0.2 + 0.4 * s.f.x[1] - 0.3 * s.f.x[2] + noise(rng);
-  }
-  return out;
+  return hpt::test::linear_level_samples(count, seed, 0.2, 0.4, -0.3, 0.5);
 }
 
 std::vector<double> random_weights(unsigned seed) {
@@ -158,9 +149,9 @@ TEST(LevelFinetune, RefitsUseNothingAfterTheirStep) {
   LevelModel pre = random_model();
   pre.horizons = {10, 25, 50, 100};
   for (const auto& o : hpt::forecast::realised_origins(runs, {0, 1, 2}, pre.horizons, cut, s))
-    EXPECT_LE(runs[std::size_t(o.run)].steps[std::size_t(o.n - 1)] + o.h +
-                  hpt::forecast::kTargetAfter,
-              cut);
+    EXPECT_LE(
+        runs[std::size_t(o.run)].steps[std::size_t(o.n - 1)] + o.h + hpt::forecast::kTargetAfter,
+        cut);
   const std::vector<int> group{0, 0, 0};
   hpt::forecast::LevelFinetuner a(pre, s, runs, group), b(pre, s, altered, group);
   for (long long g = 1; g <= 600; ++g) {
@@ -173,6 +164,6 @@ TEST(LevelFinetune, RefitsUseNothingAfterTheirStep) {
     }
   }
   EXPECT_GT(a.refits(), 5);
-  EXPECT_GT(max_difference(a.model(0).median, pre.median), 1e-3);  // refits moved the model
+  EXPECT_GT(max_difference(a.model(0).median, pre.median), 1e-3);         // refits moved the model
   EXPECT_GT(max_difference(a.model(0).median, b.model(0).median), 1e-6);  // later data counts
 }
