@@ -1,9 +1,10 @@
 """forecast.finetune (online fine-tuning of the learned level forecaster) end to end on the
 project's hpt sweep (24 runs of 1000 steps): with it on, forecast mode runs, refits and writes its
 file; the learned forecasts before the first refit are those of the pretrained model, later ones
-differ; off is the default and changes nothing; the learned forecasts at origins up to a step do
-not depend on the losses after it (causal); bad options and run.mode = watch with it on are refused
-with exit 2, a message naming the key, and nothing written."""
+differ, bit-identical on 1 and 2 threads; off is the default and changes nothing; the learned
+forecasts at origins up to a step do not depend on the losses after it (causal); bad options and
+run.mode = watch with it on are refused with exit 2, a message naming the key, and nothing
+written."""
 import os
 import shutil
 
@@ -48,6 +49,9 @@ check(np.array_equal(n["learned"][early], d["learned"][early]),
 check(np.nanmax(np.abs(n["learned"][~early] - d["learned"][~early])) > 1e-6,
       "on: after it they change")
 check(np.array_equal(n["last"], d["last"], equal_nan=True), "on: the other forecasters unchanged")
+_, one = forecast("on_1thread", source, *tune, "run.threads=1")
+check(np.array_equal(columns(one)["learned"], n["learned"]),
+      "on: 1 and 2 threads give bit-identical learned forecasts")
 
 # Causality: the losses after step 500 altered, every learned forecast at an origin <= 500 is the
 # same (the refits at 200 and 400 only used targets realised by then).
