@@ -141,6 +141,11 @@ void print_summary(const CurveStudyResult& result, const std::vector<forecast::C
               << " BPTT updates (" << settings.train_runs << " runs per step)\n";
   else
     std::cout << "forecast.ensemble = off: no hpt column)\n";
+  if (settings.finetune.on)
+    std::cout << "learned level forecaster fine-tuned online: " << result.finetune_refits
+              << " group refits every " << settings.finetune.every << " steps on "
+              << result.finetune_samples << " realised samples in all (forecast.finetune_strength "
+              << io::fmt(settings.finetune.strength) << ")\n";
   std::cout << scores_table(result).str()
             << "coverage: hpt after the adaptive conformal correction; baselines "
             << "from the 5/95 % quantiles of their own past errors (once 10 are known)\n"
@@ -183,7 +188,8 @@ void print_rates(const CurveStudyResult& result, double gemm_gflops) {
               << " GFLOP/s)\n";
   std::cout << "throughput: " << io::fmt(t.run_steps_per_second()) << " run-steps/s ("
             << io::fmt(t.seconds) << " s, of which forecasts " << io::fmt(t.forecast_seconds)
-            << " s, online training " << io::fmt(t.train_seconds) << " s)\n";
+            << " s, online training " << io::fmt(t.train_seconds) << " s, fine-tuning "
+            << io::fmt(t.finetune_seconds) << " s)\n";
 }
 
 }  // namespace

@@ -42,8 +42,15 @@ void check_folder(const std::string& folder) {
                      "sweep's runs write their curve files to");
 }
 
-// The judge with forecast.pretrained (required: the stop rule forecasts final levels).
+// The judge with forecast.pretrained (required: the stop rule forecasts final levels). The watch
+// judges with the pretrained weights only: it refuses forecast.finetune = on rather than decide
+// otherwise than run.mode = forecast would.
 forecast::LiveJudgeSettings judge_settings(const Config& c) {
+  if (c.get_string("forecast.finetune") == "on")
+    throw InputError(
+        "forecast.finetune = on: run.mode = watch judges with the pretrained level forecaster "
+        "only (online fine-tuning is a run.mode = forecast option for now); expected "
+        "forecast.finetune = off");
   forecast::LiveJudgeSettings s = read_live_judge_settings(c);
   const std::string path = forecast::pretrained_model_path(c);
   if (path.empty())

@@ -132,6 +132,7 @@ CurveStudy::CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings&
       areas_(schedule_areas_of(runs)),
       combination_(*std::max_element(group_.begin(), group_.end()) + 1,
                    int(settings.horizons.size()), kExperts, prior_expert(settings)),
+      finetuner_(settings.level_model, settings.finetune, runs, group_),
       history_(encoder.create_history(int(runs.size()))),
       grid_(step_grid(runs)),
       next_(runs.size(), 0) {
@@ -168,6 +169,8 @@ CurveStudyResult CurveStudy::run(const std::function<void(const ReplayProgress&)
   result.validation_scores = score_validation(validation_, horizon_count());
   result.validation = std::move(validation_);
   result.timings = timings_;
+  result.finetune_refits = finetuner_.refits();
+  result.finetune_samples = finetuner_.samples();
   result.beat_method =
       judge_by_final()
           ? "learned level forecaster: P(the run's log loss at its group's last step < the lowest "
@@ -188,7 +191,7 @@ CurveStudyResult CurveStudy::run(const std::function<void(const ReplayProgress&)
 }
 
 // At every step of the grid: 1. push the records, encode, filter and train; 2. score the targets
-// that became known; 3. forecast at the origins.
+// that became known; 3. fine-tune the learned model when due; 4. forecast at the origins.
 void CurveStudy::replay(const std::function<void(const ReplayProgress&)>& progress) {
   Kokkos::fence();
   Kokkos::Timer timer;
@@ -205,6 +208,9 @@ void CurveStudy::replay(const std::function<void(const ReplayProgress&)>& progre
       last_line = now;
     }
     score_due(g);
+    const double refit_from = timer.seconds();
+    finetuner_.advance(g);
+    timings_.finetune_seconds += timer.seconds() - refit_from;
     if (g % settings_.every == 0) forecast_at_origin(g);
   }
   Kokkos::fence();
@@ -326,8 +332,8 @@ void CurveStudy::forecast_run(const CurveForecast& f, long long g, std::size_t i
     w.rows[at] = forecast_row(f, fits, r, k, g);
     if (!settings_.level_model.empty())
       w.validation[at] = {r, g, k,
-                          forecast_validation(runs_[std::size_t(r)], settings_.level_model,
-                                              fits.level, settings_.horizons[std::size_t(k)])};
+                          forecast_validation(runs_[std::size_t(r)], level_model(r), fits.level,
+                                              settings_.horizons[std::size_t(k)])};
   }
   if (judge_by_final()) w.finals[i] = final_forecast(fits, r, g);
 }
@@ -345,9 +351,8 @@ OriginFits CurveStudy::fit_origin(int r) const {
 LevelForecast CurveStudy::final_forecast(const OriginFits& fits, int r, long long g) const {
   const Curve& run = runs_[std::size_t(r)];
   const long long end = group_end_[std::size_t(group_[std::size_t(r)])];
-  if (settings_.stop_on_validation)
-    return final_validation(run, settings_.level_model, fits.level, end);
-  return level_forecast_ahead(settings_.level_model, fits.level, run.steps, run.lr, end - g);
+  if (settings_.stop_on_validation) return final_validation(run, level_model(r), fits.level, end);
+  return level_forecast_ahead(level_model(r), fits.level, run.steps, run.lr, end - g);
 }
 
 // The lowest and second-lowest level of every group (of the runs pushed so far): the forecast
@@ -443,8 +448,7 @@ ForecastRow CurveStudy::forecast_row(const CurveForecast& f, const OriginFits& f
   row.base[kLearnedSlot] = row.base[0];
   LevelForecast learned;
   if (!settings_.level_model.empty()) {
-    learned =
-        level_forecast(settings_.level_model, level_features(fits.level, run.steps, run.lr, h));
+    learned = level_forecast(level_model(r), level_features(fits.level, run.steps, run.lr, h));
     row.base[kLearnedSlot] = learned.mid;
   }
   row.base[kCombinedSlot] = combination_.combine(group_[std::size_t(r)], k, experts_of(row));

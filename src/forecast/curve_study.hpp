@@ -19,6 +19,7 @@
 #include "forecast/curve.hpp"
 #include "forecast/curve_forecaster.hpp"
 #include "forecast/forecast_combination.hpp"
+#include "forecast/level_finetune.hpp"
 #include "forecast/level_model.hpp"
 #include "forecast/schedule_law.hpp"
 #include "forecast/validation_forecast.hpp"
@@ -58,7 +59,8 @@ struct CurveStudySettings {
   std::uint64_t seed = 1;                       // run.seed
   std::size_t print_every = 100;                // run.print_every
   RssmTrainOptions training;                    // [dynamics] online training
-  LevelModel level_model;  // forecast.pretrained; empty: `learned` repeats `last`
+  LevelModel level_model;     // forecast.pretrained; empty: `learned` repeats `last`
+  FinetuneSettings finetune;  // forecast.finetune*: refits of level_model per group
 };
 
 // One scored forecast (run, origin, horizon index k) of hpt and the baselines. Log losses.
@@ -138,6 +140,7 @@ struct CurveStudyTimings {
   double seconds = 0;           // the whole replay
   double forecast_seconds = 0;  // of which the ensemble's forecasts
   double train_seconds = 0;     // and its online training
+  double finetune_seconds = 0;  // and the learned model's fine-tuning (forecast.finetune)
   double member_steps = 0;      // rollout member-steps of all forecasts
   long long rollout_paths = 0;  // most paths of one forecast
   long long run_steps = 0;      // entries of all runs replayed
@@ -161,6 +164,7 @@ struct CurveStudyResult {
   CurveStudyTimings timings;
   double rollout_gflops = 0;  // the rollouts' GRU and head flops over the forecasts' time
   std::string beat_method;    // how OriginRow::beat_probability was computed, in words
+  long long finetune_refits = 0, finetune_samples = 0;  // group refits of the learned model
 };
 
 // Where the replay is, for progress lines.
@@ -236,6 +240,8 @@ class CurveStudy {
   OriginRow origin_row(const CurveForecast& f, int r, long long g, const LevelForecast& final,
                        const GroupLeaders& leaders) const;
   double current_log_loss(int r) const;
+  // Run r's learned model: its group's, fine-tuned so far, or the pretrained one.
+  const LevelModel& level_model(int r) const { return finetuner_.model(group_[std::size_t(r)]); }
   double current_level(int r, long long g) const;  // the stop list's: training or validation
 
   const std::vector<Curve>& runs_;
@@ -249,6 +255,7 @@ class CurveStudy {
   std::vector<long long> group_end_;          // group -> last step of its longest run
   std::vector<ScheduleAreas> areas_;          // run -> S1, S2 of the law at every entry
   ForecastCombination combination_;
+  LevelFinetuner finetuner_;
 
   Encoder::History history_;
   CurveState state_;

@@ -22,6 +22,42 @@ std::string format_real(double v) {
 // A valid forecast.horizons, quoted in its error messages.
 const char* const kHorizonsExample = "10,50,100,200";
 
+// The online fine-tuning of the learned level forecaster (forecast/level_finetune.hpp).
+void declare_finetune_options(OptionSchema& s) {
+  const FinetuneSettings d;
+  s.add_choice("forecast.finetune", "off", {"off", "on"},
+               "online fine-tuning of the learned level forecaster: on refits its quantile "
+               "regressions per group on the samples realised so far, pulled towards the "
+               "pretrained weights (docs/method.md#online-fine-tuning; it did not help on the "
+               "project's corpora); off keeps the pretrained weights");
+  s.add_int("forecast.finetune_every", d.every,
+            "steps between two refits of forecast.finetune = on (at the first step at or past "
+            "each multiple)",
+            1, 1000000000L);
+  s.add_real("forecast.finetune_strength", d.strength,
+             "the fine-tuning's pull towards the pretrained weights, per realised sample "
+             "(standardised features; larger stays closer to the pretrained model)",
+             1e-6, 1e6);
+  s.add_int("forecast.finetune_samples", d.max_samples,
+            "most realised samples of one group's refit (an evenly spaced subset beyond)", 100,
+            1000000);
+}
+
+// forecast.finetune* (forecast.finetune = on needs a pretrained model to start from).
+FinetuneSettings read_finetune_settings(const Config& c) {
+  FinetuneSettings s;
+  s.on = c.get_string("forecast.finetune") == "on";
+  s.every = c.get_int("forecast.finetune_every");
+  s.strength = c.get_real("forecast.finetune_strength");
+  s.max_samples = int(c.get_int("forecast.finetune_samples"));
+  if (s.on && c.get_string("forecast.pretrained") == "none")
+    throw InputError(
+        "forecast.finetune = on: it fine-tunes the pretrained level forecaster, but "
+        "forecast.pretrained = none; expected forecast.pretrained = default or a model file, or "
+        "forecast.finetune = off");
+  return s;
+}
+
 }  // namespace
 
 StopRule stop_rule_from_config(const Config& c) {
@@ -79,6 +115,7 @@ void declare_forecast_options(OptionSchema& s) {
   s.add_choice("forecast.ensemble", "on", {"on", "off"},
                "hpt's RSSM ensemble (the hpt column, trained online): on, or off for the other "
                "forecasters alone, many times faster on large sweeps");
+  declare_finetune_options(s);
 }
 
 std::vector<int> parse_horizons(const Config& c) {
@@ -133,6 +170,7 @@ CurveStudySettings read_curve_study_settings(const Config& c) {
   s.seed = std::uint64_t(c.get_int("run.seed"));
   s.print_every = std::size_t(c.get_int("run.print_every"));
   s.training = rssm_train_options_from_config(c);
+  s.finetune = read_finetune_settings(c);
   return s;
 }
 

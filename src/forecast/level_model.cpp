@@ -61,10 +61,9 @@ std::vector<double> feature_scales(const std::vector<LevelSample>& samples) {
   return scale;
 }
 
-// The reweighting minimises the pinball loss smoothed within kKink of zero residual (log-loss
-// units; residuals are typically 0.01-0.5): strictly convex with the ridge, so it has one
+// The reweighting minimises the pinball loss smoothed within kPinballKink of zero residual
+// (log-loss units; residuals are typically 0.01-0.5): strictly convex with the ridge, so it has one
 // minimiser, reached to kConverged in the standardised weights whatever the build's rounding.
-constexpr double kKink = 1e-3;
 constexpr double kConverged = 1e-10;
 
 double max_change(const std::vector<double>& a, const std::vector<double>& b) {
@@ -73,10 +72,12 @@ double max_change(const std::vector<double>& a, const std::vector<double>& b) {
   return m;
 }
 
-// Weighted ridge least squares on the standardised features; returns the standardised weights.
+// Weighted ridge least squares on the standardised features, the ridge centred on `centre`
+// (standardised; empty: zero); returns the standardised weights.
 std::vector<double> weighted_ridge(const std::vector<LevelSample>& samples,
                                    const std::vector<double>& scale,
-                                   const std::vector<double>& weight, double ridge) {
+                                   const std::vector<double>& weight, double ridge,
+                                   const std::vector<double>& centre) {
   const int F = kLevelFeatures;
   std::vector<double> A(std::size_t(F * F), 0), b(std::size_t(F), 0),
       z(static_cast<std::size_t>(F));
@@ -91,9 +92,23 @@ std::vector<double> weighted_ridge(const std::vector<LevelSample>& samples,
   }
   for (int j = 0; j < F; ++j) {
     A[std::size_t(j * F + j)] += ridge;
+    if (!centre.empty()) b[std::size_t(j)] += ridge * centre[std::size_t(j)];
     for (int k = j + 1; k < F; ++k) A[std::size_t(j * F + k)] = A[std::size_t(k * F + j)];
   }
   return solve_spd(A, b);
+}
+
+// The reweighting of the pinball loss at the standardised weights w: quantile / |residual| (or
+// 1 - quantile below), the residual floored at kPinballKink.
+void reweight(const std::vector<LevelSample>& samples, const std::vector<double>& scale,
+              const std::vector<double>& w, double quantile, std::vector<double>& weight) {
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    double pred = 0;
+    for (int j = 0; j < kLevelFeatures; ++j)
+      pred += w[std::size_t(j)] * samples[i].f.x[std::size_t(j)] / scale[std::size_t(j)];
+    const double r = samples[i].change - pred;
+    weight[i] = (r >= 0 ? quantile : 1 - quantile) / std::max(std::fabs(r), kPinballKink);
+  }
 }
 
 }  // namespace
@@ -144,23 +159,24 @@ std::vector<LevelSample> level_samples(const std::vector<Curve>& runs, const Lev
 }
 
 std::vector<double> fit_quantile(const std::vector<LevelSample>& samples, double quantile,
-                                 double ridge, int iterations, int* used) {
+                                 double ridge, int iterations, int* used,
+                                 const std::vector<double>* prior) {
   HPT_REQUIRE(!samples.empty(), "fit_quantile: no samples");
   const std::vector<double> scale = feature_scales(samples);
-  std::vector<double> weight(samples.size(), 1.0), w, previous;
+  std::vector<double> weight(samples.size(), 1.0), w, previous, centre;
+  if (prior) {  // the prior in standardised coordinates; the reweighting starts from its residuals
+    HPT_REQUIRE(prior->size() == std::size_t(kLevelFeatures), "fit_quantile: prior of wrong size");
+    for (int j = 0; j < kLevelFeatures; ++j)
+      centre.push_back((*prior)[std::size_t(j)] * scale[std::size_t(j)]);
+    reweight(samples, scale, centre, quantile, weight);
+  }
   int it = 0;
   while (it < iterations) {
-    w = weighted_ridge(samples, scale, weight, ridge);
+    w = weighted_ridge(samples, scale, weight, ridge, centre);
     ++it;
     if (!previous.empty() && max_change(previous, w) < kConverged) break;
     previous = w;
-    for (std::size_t i = 0; i < samples.size(); ++i) {
-      double pred = 0;
-      for (int j = 0; j < kLevelFeatures; ++j)
-        pred += w[std::size_t(j)] * samples[i].f.x[std::size_t(j)] / scale[std::size_t(j)];
-      const double r = samples[i].change - pred;
-      weight[i] = (r >= 0 ? quantile : 1 - quantile) / std::max(std::fabs(r), kKink);
-    }
+    reweight(samples, scale, w, quantile, weight);
   }
   if (used) *used = it;
   for (int j = 0; j < kLevelFeatures; ++j) w[std::size_t(j)] /= scale[std::size_t(j)];

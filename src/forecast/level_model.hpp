@@ -57,11 +57,21 @@ struct LevelSampling {
 };
 std::vector<LevelSample> level_samples(const std::vector<Curve>& runs, const LevelSampling& s);
 
+// The pinball loss is smoothed within this of zero residual (quadratic there): the objective is
+// strictly convex with the ridge.
+constexpr double kPinballKink = 1e-3;
+
 // Quantile regression of the changes on the features (iteratively reweighted least squares of the
 // pinball loss on standardised features, with a ridge penalty `ridge`), until the weights move by
 // less than 1e-10 or after `iterations` rounds; `used`, when given, receives the rounds taken.
+// It minimises sum_i rho(change_i - z_i . v) + ridge / 2 |v - c|^2 over the standardised weights v
+// (z: each feature over its population std in the samples; rho: the smoothed pinball loss), with
+// c = 0, or with `prior` (weights of the raw features) c = prior in standardised coordinates, the
+// reweighting then starting from the prior's residuals (online fine-tuning,
+// forecast/level_finetune.hpp).
 std::vector<double> fit_quantile(const std::vector<LevelSample>& samples, double quantile,
-                                 double ridge, int iterations, int* used = nullptr);
+                                 double ridge, int iterations, int* used = nullptr,
+                                 const std::vector<double>* prior = nullptr);
 LevelModel fit_level_model(const std::vector<LevelSample>& samples, double ridge, int iterations);
 
 }  // namespace hpt::forecast

@@ -8,25 +8,17 @@
 #include <vector>
 
 #include "forecast/level_model.hpp"
+#include "test_level_support.hpp"
 
 namespace {
 
 using hpt::forecast::kLevelFeatures;
 using hpt::forecast::LevelSample;
 
-// change = 0.3 + 0.5 x1 - 0.2 x2 + e, e uniform on [-1, 1]: quantile q of the change given x is
-// 0.3 + (2q - 1) + 0.5 x1 - 0.2 x2; the other features are noise the fit must weigh near 0.
+// Quantile q of the change given x is 0.3 + (2q - 1) + 0.5 x1 - 0.2 x2; the other features are
+// noise the fit must weigh near 0.
 std::vector<LevelSample> linear_samples(int count) {
-  std::mt19937_64 rng(3);
-  std::normal_distribution<double> normal;
-  std::uniform_real_distribution<double> noise(-1.0, 1.0);
-  std::vector<LevelSample> out(static_cast<std::size_t>(count));
-  for (LevelSample& s : out) {
-    s.f.x[0] = 1.0;
-    for (int j = 1; j < kLevelFeatures; ++j) s.f.x[std::size_t(j)] = normal(rng);
-    s.change = 0.3 + 0.5 * s.f.x[1] - 0.2 * s.f.x[2] + noise(rng);
-  }
-  return out;
+  return hpt::test::linear_level_samples(count, 3, 0.3, 0.5, -0.2, 1.0);
 }
 
 }  // namespace
