@@ -235,10 +235,22 @@ std::pair<std::int64_t, std::string> restore(const RunContext& ctx, train::Train
   return {0, ""};
 }
 
+// A checkpoint written by another number of processes continues with the same global batches;
+// only the order of the sums changes (docs/mpi.md). Says so, or "" for the same number.
+std::string ranks_change_note(const std::string& checkpoint, int ranks) {
+  const std::int64_t written = train::checkpoint_ranks(checkpoint);
+  if (written == ranks) return "";
+  return "the checkpoint was written by " + std::to_string(written) +
+         " process(es), this run has " + std::to_string(ranks) +
+         ": the same global batches, summed in another order (equal within float rounding, not "
+         "bit for bit)\n";
+}
+
 void print_run_header(const RunContext& ctx, TrainingSetup& setup, std::int64_t start,
                       const std::string& restart) {
   if (!restart.empty())
-    std::cout << "restarting from " << restart << " at step " << start << "\n";
+    std::cout << "restarting from " << restart << " at step " << start << "\n"
+              << ranks_change_note(restart, setup.ranks());
   else if (ctx.config.get_string("run.restart") == "auto")
     std::cout << "run.restart = auto: no checkpoint of this run yet, starting at step 0\n";
   std::cout << "dataset   " << setup.dataset().summary() << "\n"
