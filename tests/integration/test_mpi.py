@@ -283,6 +283,14 @@ if ok(cmp, "a comparison on 2 processes"):
                  int(arms["hybrid"]["comm_bytes"]) < int(arms["full"]["comm_bytes"]),
                  "compare: hybrid communicates fewer bytes than full (no gradient allreduce on predicted steps)",
                  f"hybrid {arms['hybrid']['comm_bytes']}, full {arms['full']['comm_bytes']}")
+    # Continued with run.restart = auto: both processes read every finished arm back, counters included.
+    again = subprocess.run(cmp.args + ["--set", "run.restart=auto"], capture_output=True, text=True, timeout=600)
+    table = lambda out: out[out.index("\ncompare ("):out.index("\nseed ")]
+    if ok(again, "the 2-process comparison continued with run.restart = auto"):
+        hptest.check(again.stdout.count("finished earlier: read from") == 4 and "=== compare" in again.stdout and
+                     table(again.stdout) == table(cmp.stdout),
+                     "compare, continued: every arm read back, the same table (communication columns included)",
+                     again.stdout[-2500:])
 
 # The Slurm job for several nodes (run/slurm/mpi.sbatch) without Slurm: a stand-in srun starts 2 processes with mpirun,
 # a stand-in scontrol records the requeue. SIGUSR1 to the batch shell reaches every process, which checkpoint at the
