@@ -4,7 +4,7 @@
 // buffered in memory and written at each flush (checkpoints, end, stop): the file is copied to a
 // temporary, extended and renamed into place, so a crash leaves the previous complete trace, and
 // memory stays bounded by the flush interval. /features holds the encoder's 64 features of every
-// step, row i for step row i.
+// step, row i for step row i; /data_parallel the processes' communication and digests.
 #include <cstdint>
 #include <string>
 #include <vector>
