@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "io/atomic_file.hpp"
+#include "io/communication_attributes.hpp"
 #include "io/hdf5_format.hpp"
 #include "io/hdf5_view.hpp"
 
@@ -86,6 +87,7 @@ void write_arm_result(const std::string& path, const std::string& deck_ini,
                    std::vector<std::int32_t>(s.real_steps.begin(), s.real_steps.end()));
   io::H5Group counters = root.create_group("policy_counters");
   for (const auto& [name, value] : s.policy_counters) counters.write_double_attribute(name, value);
+  io::write_communication(root, s.communication, "comm_");
   writer.commit();
 }
 
@@ -111,6 +113,7 @@ StoredArm read_arm_result(const std::string& path, const std::string& deck_ini) 
     const io::H5Group counters = root.open_group("policy_counters");
     for (const std::string& name : counters.list_attributes())
       s.policy_counters.emplace_back(name, counters.read_double_attribute(name));
+    s.communication = io::read_communication(root, "comm_");
     return {s, ""};
   } catch (const InputError& e) {
     return {std::nullopt, e.what()};

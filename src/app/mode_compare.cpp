@@ -13,8 +13,10 @@
 #include "app/training_run.hpp"
 #include "core/config_lists.hpp"
 #include "app/output_location.hpp"
+#include "core/communicator.hpp"
 #include "core/crash_point.hpp"
 #include "io/atomic_file.hpp"
+#include "io/communication_attributes.hpp"
 #include "io/console.hpp"
 #include "io/hdf5_format.hpp"
 
@@ -177,12 +179,25 @@ struct CompareRuns {
   std::size_t chosen = 0;             // the budget arm's factor
 };
 
+// Data-parallel: whether `yes` holds on every process (one allreduce), so that all of them read
+// an arm back or all train it again.
+bool every_process(const Communicator& comm, bool yes) {
+  std::int64_t n = yes ? 1 : 0;
+  comm.allreduce_sum(&n, 1, Traffic::Control);
+  return n == comm.size();
+}
+
 // One arm: read back from its result file when a stopped comparison continues, else trained.
 ArmResult run_arm(const RunContext& actx, bool resume, const std::vector<char>* pattern) {
   ArmResult r;
   const std::string result_path = actx.output_path("_arm.h5");
+  const Communicator world = Communicator::world();
   StoredArm stored;
   if (resume) stored = read_arm_result(result_path, actx.resolved_ini);
+  if (resume && !every_process(world, stored.summary.has_value()) && stored.summary) {
+    stored.summary.reset();
+    stored.why_not = "another process cannot read it";
+  }
   if (stored.summary) {
     r.summary = std::move(*stored.summary);
     std::cout << "finished earlier: read from " << result_path << "\n";
@@ -192,7 +207,8 @@ ArmResult run_arm(const RunContext& actx, bool resume, const std::vector<char>* 
     std::cout << "not reading " << result_path << " (" << stored.why_not
               << "): training the arm again\n";
   r.summary = train_run(actx, pattern);
-  if (r.summary.stop_signal == 0) write_arm_result(result_path, actx.resolved_ini, r.summary);
+  if (r.summary.stop_signal == 0 && world.is_root())
+    write_arm_result(result_path, actx.resolved_ini, r.summary);
   return r;
 }
 
@@ -268,12 +284,24 @@ void compare_with_full(CompareRuns& runs) {
   }
 }
 
+// The table's columns; a data-parallel comparison adds each arm's communication.
+std::vector<std::string> compare_columns(bool data_parallel) {
+  std::vector<std::string> c = {"arm",
+                                "final val loss",
+                                "final val accuracy %",
+                                "backward passes",
+                                "wall time s",
+                                "val loss at hybrid's backward passes",
+                                "time to common loss / full's"};
+  if (data_parallel) c.insert(c.end(), {"communicated MB", "communication s"});
+  return c;
+}
+
 void print_compare_table(CompareRuns& runs) {
-  io::TextTable table({"arm", "final val loss", "final val accuracy %", "backward passes",
-                       "wall time s", "val loss at hybrid's backward passes",
-                       "time to common loss / full's"});
+  const bool data_parallel = Communicator::world().size() > 1;
+  io::TextTable table(compare_columns(data_parallel));
   for (const std::string arm : kArms) {
-    std::vector<double> loss, acc, back, wall, at_b, to_common;
+    std::vector<double> loss, acc, back, wall, at_b, to_common, mb, comm_s;
     for (const ArmResult& r : runs.results[arm]) {
       loss.push_back(r.summary.final_val_loss);
       acc.push_back(100 * r.summary.final_val_accuracy);
@@ -281,9 +309,18 @@ void print_compare_table(CompareRuns& runs) {
       wall.push_back(r.summary.seconds);
       at_b.push_back(r.val_at_budget);
       to_common.push_back(r.seconds_to_common / r.full_seconds_to_common);
+      mb.push_back(double(r.summary.communication.total().bytes) / 1e6);
+      comm_s.push_back(r.summary.communication.total().seconds);
     }
-    table.add_row({arm, mean_spread(loss, 5), mean_spread(acc, 4), mean_spread(back, 5),
-                   mean_spread(wall, 4), mean_spread(at_b, 5), mean_spread(to_common, 3)});
+    std::vector<std::string> row = {arm,
+                                    mean_spread(loss, 5),
+                                    mean_spread(acc, 4),
+                                    mean_spread(back, 5),
+                                    mean_spread(wall, 4),
+                                    mean_spread(at_b, 5),
+                                    mean_spread(to_common, 3)};
+    if (data_parallel) row.insert(row.end(), {mean_spread(mb, 4), mean_spread(comm_s, 4)});
+    table.add_row(row);
   }
   std::cout << "\ncompare (" << runs.seeds.size() << " seed" << (runs.seeds.size() > 1 ? "s" : "")
             << "; mean [min, max]; common loss: the higher of the arm's and full's final "
@@ -342,9 +379,11 @@ void write_arm_group(io::H5Group g, const ArmResult& r) {
   g.write_double_attribute("seconds_forecaster_training", s.seconds_train);
   g.write_double_attribute("seconds_forecaster_rollouts", s.seconds_forecast);
   for (const auto& [name, value] : s.policy_counters) g.write_double_attribute(name, value);
+  io::write_communication(g, s.communication, "comm_");
 }
 
 void write_compare_file(const RunContext& ctx, CompareRuns& runs) {
+  if (!Communicator::world().is_root()) return;  // data-parallel: rank 0 alone writes
   const std::string path = ctx.output_path("_compare.h5");
   io::AtomicH5Writer writer(path);
   io::H5File& f = writer.file();
@@ -352,6 +391,7 @@ void write_compare_file(const RunContext& ctx, CompareRuns& runs) {
   io::H5Group root = f.root();
   root.write_string_attribute("problem", ctx.config.get_string("dataset.style"));
   root.write_string_attribute("seeds", ctx.config.get_string("compare.seeds"));
+  root.write_int_attribute("ranks", Communicator::world().size());
   root.write_double_attribute("budget_lr_factor", runs.factors[runs.chosen]);
   root.write_dataset("budget_lr_factors", io::H5Element::Float64, runs.factors.data(),
                      {runs.factors.size()});

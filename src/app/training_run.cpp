@@ -235,10 +235,22 @@ std::pair<std::int64_t, std::string> restore(const RunContext& ctx, train::Train
   return {0, ""};
 }
 
+// A checkpoint written by another number of processes continues with the same global batches;
+// only the order of the sums changes (docs/mpi.md). Says so, or "" for the same number.
+std::string ranks_change_note(const std::string& checkpoint, int ranks) {
+  const std::int64_t written = train::checkpoint_ranks(checkpoint);
+  if (written == ranks) return "";
+  return "the checkpoint was written by " + std::to_string(written) +
+         " process(es), this run has " + std::to_string(ranks) +
+         ": the same global batches, summed in another order (equal within float rounding, not "
+         "bit for bit)\n";
+}
+
 void print_run_header(const RunContext& ctx, TrainingSetup& setup, std::int64_t start,
                       const std::string& restart) {
   if (!restart.empty())
-    std::cout << "restarting from " << restart << " at step " << start << "\n";
+    std::cout << "restarting from " << restart << " at step " << start << "\n"
+              << ranks_change_note(restart, setup.ranks());
   else if (ctx.config.get_string("run.restart") == "auto")
     std::cout << "run.restart = auto: no checkpoint of this run yet, starting at step 0\n";
   std::cout << "dataset   " << setup.dataset().summary() << "\n"
@@ -246,6 +258,12 @@ void print_run_header(const RunContext& ctx, TrainingSetup& setup, std::int64_t 
             << "optimizer " << setup.optimizer().summary() << ", " << setup.schedule().summary()
             << "\n"
             << "steps     " << setup.policy().name() << "\n";
+}
+
+// "1.234 MB in 56 calls, 0.01 s" (payload bytes).
+std::string communication_text(const CollectiveCount& c) {
+  return io::fmt(double(c.bytes) / 1e6, 4) + " MB in " + std::to_string(c.calls) + " calls, " +
+         io::fmt(c.seconds, 4) + " s";
 }
 
 void add_time_rows(io::TextTable& table, const train::TrainSummary& s, double done) {
@@ -258,18 +276,23 @@ void add_time_rows(io::TextTable& table, const train::TrainSummary& s, double do
   table.add_row({"checkpoints (with trace flushes)", io::fmt(s.seconds_checkpoints, 4) + " s"});
 }
 
-// Data-parallel runs: the processes, what rank 0's collectives cost, and the parameter check.
+// Data-parallel runs: the processes, what their collectives cost (the same counts on each; rank
+// 0's seconds), and the check that every process holds the same parameters.
 void add_data_parallel_rows(io::TextTable& table, const train::TrainSummary& s, int ranks) {
   if (ranks == 1) return;
+  table.add_row({"processes (data-parallel)", std::to_string(ranks)});
+  for (int k = 0; k < kTrafficKinds; ++k) {
+    const CollectiveCount& c = s.communication[Traffic(k)];
+    table.add_row(
+        {std::string("communication: ") + traffic_name(Traffic(k)), communication_text(c)});
+  }
+  table.add_row({"communication: total", communication_text(s.communication.total())});
+  if (s.digests.parameters.empty()) return;
   char checksum[24];
   std::snprintf(checksum, sizeof checksum, "%016llx",
-                static_cast<unsigned long long>(s.parameter_checksum));
-  table.add_row({"processes (data-parallel)", std::to_string(ranks)});
-  table.add_row({"communication (rank 0)", io::fmt(s.communication.bytes_sent / 1e6, 4) +
-                                               " MB sent in " +
-                                               std::to_string(s.communication.calls) + " calls, " +
-                                               io::fmt(s.communication.seconds, 4) + " s"});
-  table.add_row({"parameters on every process", std::string("identical, checksum ") + checksum});
+                static_cast<unsigned long long>(s.digests.parameters.front()));
+  table.add_row({"parameters and decisions on every process",
+                 std::string("identical, checksum ") + checksum});
 }
 
 void add_forecaster_rows(io::TextTable& table, const train::TrainingForecaster& f, double done) {

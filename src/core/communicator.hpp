@@ -9,14 +9,9 @@
 #include <memory>
 #include <string>
 
-namespace hpt {
+#include "core/communication_counters.hpp"
 
-// What the collectives of a run cost: bytes this process sent and wall seconds spent inside them.
-struct CommunicationCounters {
-  double bytes_sent = 0;
-  double seconds = 0;
-  std::int64_t calls = 0;
-};
+namespace hpt {
 
 class Communicator {
  public:
@@ -27,26 +22,27 @@ class Communicator {
   int size() const { return size_; }
   bool is_root() const { return rank_ == 0; }
 
+  // Every collective is counted under `what` it carries (counters()); one process makes none.
   // In place: data[i] becomes the sum of data[i] over every process.
-  void allreduce_sum(double* data, std::size_t n) const;
-  void allreduce_sum(float* data, std::size_t n) const;
+  void allreduce_sum(double* data, std::size_t n, Traffic what) const;
+  void allreduce_sum(float* data, std::size_t n, Traffic what) const;
+  void allreduce_sum(std::int64_t* data, std::size_t n, Traffic what) const;
   // In place: data becomes root's data on every process.
-  void broadcast(double* data, std::size_t n, int root = 0) const;
-  void broadcast(std::int64_t* data, std::size_t n, int root = 0) const;
-  void barrier() const;
+  void broadcast(std::int64_t* data, std::size_t n, Traffic what, int root = 0) const;
 
   // A contiguous View of float or double, summed over every process in place. Staged through host
   // memory: copied to a host mirror, reduced there, copied back (no copy where the View already is
   // in host memory). No GPU-aware MPI is used.
   template <class View>
-  void allreduce_sum_view(const View& v) const {
+  void allreduce_sum_view(const View& v, Traffic what) const {
     if (size_ == 1) return;
     auto host = Kokkos::create_mirror_view(v);
     Kokkos::deep_copy(host, v);
-    allreduce_sum(host.data(), host.span());
+    allreduce_sum(host.data(), host.span(), what);
     Kokkos::deep_copy(v, host);
   }
 
+  // Every collective of this process so far (shared by the copies of the world communicator).
   const CommunicationCounters& counters() const { return *counters_; }
 
  private:

@@ -2,7 +2,7 @@
 // with errors returned to the caller and turned into one InternalError naming the call.
 #include <mpi.h>
 
-#include <Kokkos_Core.hpp>
+#include <cstdint>
 #include <limits>
 
 #include "core/communicator.hpp"
@@ -34,14 +34,37 @@ bool mpi_running() {
   return started && !ended;
 }
 
-// Times one collective and counts the bytes it sent into `c`.
-template <class Call>
-void timed(CommunicationCounters& c, double bytes, Call&& call) {
-  Kokkos::Timer timer;
+template <class T>
+MPI_Datatype datatype_of();
+template <>
+MPI_Datatype datatype_of<double>() {
+  return MPI_DOUBLE;
+}
+template <>
+MPI_Datatype datatype_of<float>() {
+  return MPI_FLOAT;
+}
+template <>
+MPI_Datatype datatype_of<std::int64_t>() {
+  return MPI_INT64_T;
+}
+
+// Times one collective of n elements of T and counts it into `c`: one call, its payload in bytes.
+template <class T, class Call>
+void timed(CollectiveCount& c, std::size_t n, Call&& call) {
+  const double start = MPI_Wtime();
   call();
-  c.seconds += timer.seconds();
-  c.bytes_sent += bytes;
+  c.seconds += MPI_Wtime() - start;
+  c.bytes += std::int64_t(n * sizeof(T));
   ++c.calls;
+}
+
+template <class T>
+void allreduce(CommunicationCounters& counters, Traffic what, T* data, std::size_t n) {
+  timed<T>(counters[what], n, [&] {
+    check(MPI_Allreduce(MPI_IN_PLACE, data, count_of(n), datatype_of<T>(), MPI_SUM, MPI_COMM_WORLD),
+          "MPI_Allreduce");
+  });
 }
 
 }  // namespace
@@ -56,39 +79,23 @@ Communicator Communicator::world() {
   return Communicator(rank, size, counters);
 }
 
-void Communicator::allreduce_sum(double* data, std::size_t n) const {
-  if (size_ == 1 || n == 0) return;
-  timed(*counters_, double(n * sizeof(double)), [&] {
-    check(MPI_Allreduce(MPI_IN_PLACE, data, count_of(n), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD),
-          "MPI_Allreduce");
-  });
+void Communicator::allreduce_sum(double* data, std::size_t n, Traffic what) const {
+  if (size_ > 1 && n > 0) allreduce(*counters_, what, data, n);
 }
 
-void Communicator::allreduce_sum(float* data, std::size_t n) const {
-  if (size_ == 1 || n == 0) return;
-  timed(*counters_, double(n * sizeof(float)), [&] {
-    check(MPI_Allreduce(MPI_IN_PLACE, data, count_of(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
-          "MPI_Allreduce");
-  });
+void Communicator::allreduce_sum(float* data, std::size_t n, Traffic what) const {
+  if (size_ > 1 && n > 0) allreduce(*counters_, what, data, n);
 }
 
-void Communicator::broadcast(double* data, std::size_t n, int root) const {
-  if (size_ == 1 || n == 0) return;
-  timed(*counters_, rank_ == root ? double(n * sizeof(double)) : 0.0, [&] {
-    check(MPI_Bcast(data, count_of(n), MPI_DOUBLE, root, MPI_COMM_WORLD), "MPI_Bcast");
-  });
+void Communicator::allreduce_sum(std::int64_t* data, std::size_t n, Traffic what) const {
+  if (size_ > 1 && n > 0) allreduce(*counters_, what, data, n);
 }
 
-void Communicator::broadcast(std::int64_t* data, std::size_t n, int root) const {
+void Communicator::broadcast(std::int64_t* data, std::size_t n, Traffic what, int root) const {
   if (size_ == 1 || n == 0) return;
-  timed(*counters_, rank_ == root ? double(n * sizeof(std::int64_t)) : 0.0, [&] {
+  timed<std::int64_t>((*counters_)[what], n, [&] {
     check(MPI_Bcast(data, count_of(n), MPI_INT64_T, root, MPI_COMM_WORLD), "MPI_Bcast");
   });
-}
-
-void Communicator::barrier() const {
-  if (size_ == 1) return;
-  timed(*counters_, 0.0, [&] { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); });
 }
 
 std::string message_passing_description() {

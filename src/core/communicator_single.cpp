@@ -12,11 +12,10 @@ Communicator Communicator::world() {
   return Communicator(0, 1, counters);
 }
 
-void Communicator::allreduce_sum(double*, std::size_t) const {}
-void Communicator::allreduce_sum(float*, std::size_t) const {}
-void Communicator::broadcast(double*, std::size_t, int) const {}
-void Communicator::broadcast(std::int64_t*, std::size_t, int) const {}
-void Communicator::barrier() const {}
+void Communicator::allreduce_sum(double*, std::size_t, Traffic) const {}
+void Communicator::allreduce_sum(float*, std::size_t, Traffic) const {}
+void Communicator::allreduce_sum(std::int64_t*, std::size_t, Traffic) const {}
+void Communicator::broadcast(std::int64_t*, std::size_t, Traffic, int) const {}
 
 std::string message_passing_description() {
   return "off";

@@ -132,6 +132,12 @@ void save_checkpoint(const std::string& path, const std::string& deck, std::int6
   writer.commit();
 }
 
+std::int64_t checkpoint_ranks(const std::string& path) {
+  const io::H5File f = io::open_hpt_file(path, io::HptFileKind::Checkpoint);
+  // Checkpoints from before data-parallel training are one-process ones.
+  return f.root().has_attribute("ranks") ? f.root().read_int_attribute("ranks") : 1;
+}
+
 std::int64_t load_checkpoint(const std::string& path, const TrainState& s) {
   const io::H5File f = [&] {
     try {
@@ -147,13 +153,6 @@ std::int64_t load_checkpoint(const std::string& path, const TrainState& s) {
   auto damaged = [&](const std::string& why) {
     return DamagedCheckpoint("checkpoint '" + path + "' cannot be used: " + why);
   };
-  // Each process draws its shard of every global batch: the data stream only continues as it was on
-  // as many processes. Checkpoints from before data-parallel training are one-process ones.
-  const std::int64_t ranks = root.has_attribute("ranks") ? root.read_int_attribute("ranks") : 1;
-  if (ranks != s.comm.size())
-    throw refuse("it was written by a run over " + std::to_string(ranks) +
-                 " process(es) and this run has " + std::to_string(s.comm.size()) +
-                 "; restart with mpirun -np " + std::to_string(ranks) + " (or start a new run)");
   if (root.has_attribute("dataset_identity")) {
     const std::string stored = root.read_string_attribute("dataset_identity");
     if (stored != s.dataset_identity)

@@ -50,10 +50,14 @@ void save_checkpoint(const std::string& path, const std::string& deck, std::int6
                      const TrainState& state);
 
 // Restores `state` from `path` and returns its step. InputError naming the file when it has another
-// format version, was written by a run over another number of processes, or does not match the
-// deck's data set, model, optimizer or history shapes;
-// DamagedCheckpoint when it cannot be read or fails its checksum.
+// format version or does not match the deck's data set, model, optimizer or history shapes;
+// DamagedCheckpoint when it cannot be read or fails its checksum. A checkpoint of another number
+// of processes loads as any other: the state is the same on every process and the data stream is
+// one of global batches (docs/mpi.md).
 std::int64_t load_checkpoint(const std::string& path, const TrainState& state);
+
+// The number of processes of the run that wrote the checkpoint at `path` (1 for older files).
+std::int64_t checkpoint_ranks(const std::string& path);
 
 // Checkpoint file name of `step` for the run with output prefix `prefix` ("out/digits").
 std::string checkpoint_path(const std::string& prefix, std::int64_t step);

@@ -3,6 +3,7 @@
 // of the global minibatch; these helpers make them the global batch's on every process, so the
 // optimizer and every decision from telemetry are identical everywhere.
 #include <cstdint>
+#include <vector>
 
 #include "core/communicator.hpp"
 #include "core/types.hpp"
@@ -17,12 +18,17 @@ LossValue mean_over_ranks(const Communicator& comm, LossValue shard);
 // host memory) and a scale by 1 / size. Nothing happens on one process.
 void average_gradient(const Communicator& comm, const View1<real>& gradient);
 
-// Validation and the stop signal as rank 0 has them (each process validates on the same rows with
-// the same parameters, so this only guards against a last-bit difference between them).
-void take_from_root(const Communicator& comm, double* values, int n);
+// The stop signal as rank 0 has it (each process may have received it at another step).
 int stop_signal_of_root(const Communicator& comm, int own_signal);
 
-// InternalError unless the parameters are bit-identical on every process; returns their checksum.
-std::uint64_t check_identical_parameters(const Communicator& comm, const View1<real>& parameters);
+// Every process's FNV-1a digests, indexed by rank: of its parameters and of its decisions so far.
+struct RankDigests {
+  std::vector<std::uint64_t> parameters, decisions;
+};
+
+// Gathers every process's digests (one allreduce of 2 x size numbers); InternalError unless all
+// processes hold bit-identical parameters and took the same decisions.
+RankDigests check_identical_state(const Communicator& comm, const View1<real>& parameters,
+                                  std::uint64_t decisions);
 
 }  // namespace hpt::train

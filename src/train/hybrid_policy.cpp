@@ -59,9 +59,10 @@ int HybridPolicy::phase_code() const {
 
 double HybridPolicy::probe_loss() {
   Kokkos::Timer t;
-  // Every process verifies on the same probe rows; rank 0's value decides, so all decide alike.
-  double l = evaluate_probe_rows(state_.model, state_.dataset, settings_.probe_rows).loss;
-  take_from_root(state_.comm, &l, 1);
+  // Data-parallel: each process evaluates its shard of the probe rows, one allreduce gives all the
+  // same loss, so all decide alike.
+  const double l =
+      evaluate_probe_rows(state_.model, state_.dataset, state_.comm, settings_.probe_rows).loss;
   seconds_verify_ += t.seconds();
   return l;
 }

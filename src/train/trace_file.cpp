@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "io/atomic_file.hpp"
+#include "io/communication_attributes.hpp"
 #include "io/hdf5_format.hpp"
 #include "io/hdf5_table.hpp"
 
@@ -75,6 +76,20 @@ void create_trace(io::H5File& f, const std::string& deck) {
   io::H5Appendable::create(f.root(), "features", io::H5Element::Float64, {std::size_t(kFeatures)});
 }
 
+void write_data_parallel(io::H5File& f, const DataParallelRecord& r) {
+  io::H5Group g = f.root().has_group("data_parallel") ? f.root().open_group("data_parallel")
+                                                      : f.root().create_group("data_parallel");
+  g.write_int_attribute("ranks", r.ranks);
+  g.write_int_attribute("since_step", r.since_step);
+  g.write_int_attribute("checked_step", r.checked_step);
+  io::write_communication(g, r.communication, "");
+  const auto as_int = [](const std::vector<std::uint64_t>& v) {
+    return std::vector<std::int64_t>(v.begin(), v.end());
+  };
+  g.write_vector_attribute("parameter_checksums", as_int(r.digests.parameters));
+  g.write_vector_attribute("decision_checksums", as_int(r.digests.decisions));
+}
+
 // Lets `edit` change a copy of `path`, then renames the copy over `path` (AtomicH5Writer).
 template <class Edit>
 void edit_atomically(const std::string& path, Edit&& edit) {
@@ -118,12 +133,17 @@ void TraceFile::event(std::int64_t step, TraceEvent kind, double value) {
   events_.push_back({step, kind, value});
 }
 
+void TraceFile::set_data_parallel(const DataParallelRecord& record) {
+  data_parallel_ = record;
+  data_parallel_pending_ = true;
+}
+
 void TraceFile::flush() {
   if (path_.empty()) {
     rows_.clear(), events_.clear(), forecasts_.clear();
     return;
   }
-  if (rows_.empty() && events_.empty() && forecasts_.empty()) return;
+  if (rows_.empty() && events_.empty() && forecasts_.empty() && !data_parallel_pending_) return;
   edit_atomically(path_, [&](io::H5File& f) {
     io::H5Table steps = io::H5Table::open(f.root(), "steps");
     for (const auto& r : rows_)
@@ -147,7 +167,9 @@ void TraceFile::flush() {
       forecasts.append_row({r.origin, r.horizon, r.resolved, std::int64_t(r.inside), r.mean, r.q05,
                             r.q50, r.q95, r.target, r.width_factor});
     forecasts.flush();
+    if (data_parallel_pending_) write_data_parallel(f, data_parallel_);
   });
+  data_parallel_pending_ = false;
   rows_.clear();
   events_.clear();
   forecasts_.clear();

@@ -4,14 +4,25 @@
 // buffered in memory and written at each flush (checkpoints, end, stop): the file is copied to a
 // temporary, extended and renamed into place, so a crash leaves the previous complete trace, and
 // memory stays bounded by the flush interval. /features holds the encoder's 64 features of every
-// step, row i for step row i.
+// step, row i for step row i; /data_parallel the processes' communication and digests.
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "core/communication_counters.hpp"
+#include "train/data_parallel.hpp"
 #include "train/training_forecaster.hpp"
 
 namespace hpt::train {
+
+// The trace's /data_parallel group: the processes, what their collectives cost, and their digests.
+struct DataParallelRecord {
+  int ranks = 1;
+  std::int64_t since_step = 0;     // the counters cover the steps after this one (a restart's)
+  std::int64_t checked_step = -1;  // the step of the digests (-1: none yet)
+  CommunicationCounters communication;
+  RankDigests digests;
+};
 
 struct TraceRow {
   std::int64_t step = 0;
@@ -52,6 +63,8 @@ class TraceFile {
   // A scored forecast of the training forecaster (table /forecasts).
   void add_forecast(const ForecastRow& row) { forecasts_.push_back(row); }
   void event(std::int64_t step, TraceEvent kind, double value = 0.0);
+  // Replaces the /data_parallel group at the next flush.
+  void set_data_parallel(const DataParallelRecord& record);
   // Writes the buffered rows and events (atomically, see above).
   void flush();
   const std::string& path() const { return path_; }
@@ -69,6 +82,8 @@ class TraceFile {
   std::vector<TraceRow> rows_;
   std::vector<ForecastRow> forecasts_;
   std::vector<Event> events_;
+  DataParallelRecord data_parallel_;
+  bool data_parallel_pending_ = false;
 };
 
 }  // namespace hpt::train

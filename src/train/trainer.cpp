@@ -6,6 +6,7 @@
 #include <iostream>
 #include <limits>
 
+#include "core/checksum.hpp"
 #include "core/crash_point.hpp"
 #include "io/atomic_file.hpp"
 #include "train/data_parallel.hpp"
@@ -20,6 +21,13 @@ namespace {
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// The digest `h` continued over a step's decisions as the trace records them: phase, backward,
+// verdict, block_horizon (int64 each, in this order).
+std::uint64_t add_decisions(std::uint64_t h, const TraceRow& r) {
+  const std::int64_t d[4] = {r.phase, r.backward, r.verdict, r.block_horizon};
+  return fnv1a(h, d, sizeof d);
+}
+
 }  // namespace
 
 Trainer::Trainer(const TrainState& state, const LrSchedule& schedule,
@@ -30,23 +38,31 @@ Trainer::Trainer(const TrainState& state, const LrSchedule& schedule,
 }
 
 Evaluation Trainer::evaluate_validation() {
-  const Evaluation e = evaluate_validation_rows(state_.model, state_.dataset);
-  double values[2] = {e.loss, e.accuracy};
-  take_from_root(state_.comm, values, 2);
-  return {values[0], values[1]};
+  return evaluate_validation_rows(state_.model, state_.dataset, state_.comm);
+}
+
+DataParallelRecord Trainer::data_parallel_record(const TrainSummary& sum) const {
+  DataParallelRecord r;
+  r.ranks = state_.comm.size();
+  r.since_step = start_step_;
+  r.checked_step = checked_step_;
+  r.communication = state_.comm.counters().since(counters_at_start_);
+  r.digests = sum.digests;
+  return r;
 }
 
 std::string Trainer::write_checkpoint(std::int64_t step, TraceFile& trace, TrainSummary& sum) {
   Kokkos::Timer timer;
+  // Data-parallel: one file, by rank 0, of the state every process holds (checked to be so).
+  sum.digests = check_identical_state(state_.comm, state_.model.parameters().values(), decisions_);
+  checked_step_ = step;
   // The trace rows up to `step` reach the disk before the checkpoint of `step` becomes visible: a
   // crash in between leaves rows past the newest checkpoint, which a restart drops, never a gap.
   trace.event(step, TraceEvent::Checkpoint);
+  trace.set_data_parallel(data_parallel_record(sum));
   trace.flush();
   crash_point("trace_flushed", step);
   const std::string path = checkpoint_path(settings_.output_prefix, step);
-  // Data-parallel: one file, by rank 0, of the state every process holds (checked to be so).
-  sum.parameter_checksum =
-      check_identical_parameters(state_.comm, state_.model.parameters().values());
   if (state_.comm.is_root()) save_checkpoint(path, settings_.deck, step, state_);
   crash_point("checkpoint_written", step);
   if (state_.comm.is_root())
@@ -59,6 +75,10 @@ std::string Trainer::write_checkpoint(std::int64_t step, TraceFile& trace, Train
 TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace,
                           const std::string& restarted_from) {
   install_stop_handlers();
+  start_step_ = start_step;
+  counters_at_start_ = state_.comm.counters();
+  decisions_ = kChecksumStart;
+  checked_step_ = -1;
   TrainSummary sum;
   sum.last_checkpoint = restarted_from;
   // What a stop at a non-finite value leaves to continue from.
@@ -143,8 +163,10 @@ TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace,
     if (val.done)
       sum.validations.push_back({step, sum.backward_passes, val.loss, val.accuracy, now});
 
-    trace.add(step_trace_row(step, s, val, now,
-                             {features_host.data(), features_host.data() + kFeatures}));
+    const TraceRow row =
+        step_trace_row(step, s, val, now, {features_host.data(), features_host.data() + kFeatures});
+    decisions_ = add_decisions(decisions_, row);
+    trace.add(row);
     sum.last_step = step;
     if (std::isfinite(s.loss.loss)) sum.final_loss = s.loss.loss;
     Kokkos::Profiling::popRegion();
@@ -166,13 +188,14 @@ TrainSummary Trainer::run(std::int64_t start_step, TraceFile& trace,
     trace.event(sum.last_step, TraceEvent::End);
     sum.last_checkpoint = write_checkpoint(sum.last_step, trace, sum);
   }
+  sum.communication = state_.comm.counters().since(counters_at_start_);
+  trace.set_data_parallel(data_parallel_record(sum));
   trace.flush();
   sum.seconds = timer.seconds();
   sum.final_val_loss = last_val.loss;
   sum.final_val_accuracy = last_val.accuracy;
   sum.policy_report = policy.report(double(sum.backward_passes));
   sum.policy_counters = policy.counters();
-  sum.communication = state_.comm.counters();
   if (state_.forecaster) {
     sum.seconds_filter = state_.forecaster->seconds_filter;
     sum.seconds_train = state_.forecaster->seconds_train;

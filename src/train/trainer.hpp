@@ -9,6 +9,7 @@
 
 #include "core/communicator.hpp"
 #include "train/checkpoint.hpp"
+#include "train/data_parallel.hpp"
 #include "train/evaluation.hpp"
 #include "train/lr_schedule.hpp"
 #include "train/trace_file.hpp"
@@ -51,10 +52,10 @@ struct TrainSummary {
   std::vector<std::pair<std::string, double>> policy_counters;
   // Seconds (fenced) of the forecaster's parts: filter, online training, forecasts (rollouts).
   double seconds_filter = 0, seconds_train = 0, seconds_forecast = 0;
-  // Data-parallel runs: the collectives of this process, and the parameters' checksum at the last
-  // checkpoint (checked equal on every process).
+  // The collectives of this process during the run (none on one process), and every process's
+  // digests of its parameters and decisions at the last checkpoint (checked equal).
   CommunicationCounters communication;
-  std::uint64_t parameter_checksum = 0;
+  RankDigests digests;
 };
 
 class Trainer {
@@ -67,9 +68,15 @@ class Trainer {
 
  private:
   std::string write_checkpoint(std::int64_t step, TraceFile& trace, TrainSummary& sum);
+  // What the trace records of the processes: counters since the loop began, the last digests.
+  DataParallelRecord data_parallel_record(const TrainSummary& sum) const;
   TrainState state_;
   LrSchedule schedule_;
   TrainerSettings settings_;
+  std::int64_t start_step_ = 0;
+  CommunicationCounters counters_at_start_;  // the communicator's counters when run() began
+  std::uint64_t decisions_ = 0;              // FNV-1a of the trace's decision columns so far
+  std::int64_t checked_step_ = -1;           // the step of sum.digests (-1: none yet)
 };
 
 }  // namespace hpt::train

@@ -1,7 +1,8 @@
 """hpt --compare with compare.budget_lr_factors: every seed trains the budget arm at each factor of the deck's
 learning rate, with the hybrid arm's number of backward passes; the comparison keeps the factor whose runs have
 the lowest mean final validation loss over the seeds, rebuilt here from the runs' own traces. A single factor
-keeps the usual arm names; a bad list ends the run before any work, naming the key."""
+keeps the usual arm names; a bad list ends the run before any work, naming the key. On one process the table has no
+communication columns and every arm's communication counters are 0 (docs/mpi.md)."""
 import os
 
 import numpy as np
@@ -63,6 +64,11 @@ r = hptest.run(a.hpt, deck, *verify, f"output.dir={out}", "compare.seeds=1", "co
 hptest.check(r.returncode == 0, "compare with one budget rate exits 0", r.stderr[-500:])
 with h5py.File(os.path.join(out, "digits-sgd_s1_budget_trace.h5"), "r") as t:
     hptest.check(np.isclose(t["steps/lr"][0], 2 * LR, rtol=1e-12, atol=0), "one factor: the budget arm's rate")
+with h5py.File(os.path.join(out, "digits-sgd_compare.h5"), "r") as f:
+    counted = {arm: (int(f[f"arms/{arm}"].attrs["comm_calls"]), int(f[f"arms/{arm}"].attrs["comm_bytes"]))
+               for arm in ("full", "hybrid", "budget", "freeze")}
+hptest.check(set(counted.values()) == {(0, 0)} and "communicated MB" not in r.stdout,
+             "one process: no communication counted, no communication columns", str(counted))
 
 for bad in ("0.5,abc", "0", ""):
     out = os.path.join(a.work, "bad")

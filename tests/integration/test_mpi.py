@@ -1,10 +1,17 @@
-"""Data-parallel training over MPI (docs/mpi.md), on 2 processes of the xor deck: the parameters are identical on
-every process; the run equals, within float rounding, one process training the same global batch (and a run on other
-data does not); a restart on 2 processes continues bit for bit; a checkpoint of 2 processes is refused on 3, and so
-are a global batch that does not split evenly and the modes that do not run data-parallel (exit 2, before any work).
-A short hybrid run on the digits deck makes the same decisions on 2 processes as on 1. The Slurm job
-run/slurm/mpi.sbatch (stand-in srun and scontrol) stops on SIGUSR1 with a checkpoint, requeues, and continues.
+"""Data-parallel training over MPI (docs/mpi.md), on 2 processes of the xor deck: the parameters and decisions are
+identical on every process (each process's digest, stored in the trace, against FNV-1a computed here from the
+checkpoint and the trace); the run equals, within float rounding, one process training the same global batch (and a
+run on other data does not), validation included (sharded over the processes); the communication counted in the
+trace is exactly what the steps, validations and checks the trace records need, with the gradient allreduce's bytes
+computed here from the model's size; a restart on 2 processes continues bit for bit; a checkpoint of 2 processes
+continues on 1 and on 3 (equal within float rounding), and is refused on 7, whose shards of the global batch would
+be unequal (exit 2, before any work), as are the modes that do not run data-parallel.
+A short hybrid run on the digits deck makes the same decisions on 2 processes as on 1, and the same on both
+processes; a comparison on 2 processes reports each arm's communication, where hybrid's real steps alone make gradient
+allreduces. The Slurm job run/slurm/mpi.sbatch (stand-in srun and scontrol) stops on SIGUSR1 with a checkpoint,
+requeues, and continues.
 Needs a binary built with HPT_ENABLE_MPI; against any other it exits 77, which ctest reports as skipped."""
+import configparser
 import os
 import shutil
 import signal
@@ -50,6 +57,89 @@ def trace(out, name):
         return {k: f["steps"][k][()] for k in f["steps"].keys() if k != "wall_time"}
 
 
+def fnv1a(data, h=14695981039346656037):
+    for b in data:
+        h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def data_parallel(path):
+    with h5py.File(path, "r") as f:
+        g = f["data_parallel"]
+        return {k: g.attrs[k] for k in g.attrs}
+
+
+def deck_of(path):
+    with h5py.File(path, "r") as f:
+        c = configparser.ConfigParser()
+        c.read_string(f.attrs["hpt_deck"].decode() if isinstance(f.attrs["hpt_deck"], bytes) else f.attrs["hpt_deck"])
+        return c, f.attrs["hpt_precision"]
+
+
+def gradient_bytes_per_step(path):
+    """Bytes of one gradient allreduce: every weight and bias of the MLP in model.layers, in the working precision."""
+    c, precision = deck_of(path)
+    sizes = [int(x) for x in c["model"]["layers"].replace("-", ",").split(",")]
+    params = sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:]))
+    return params * (4 if precision in ("float", b"float") else 8), params
+
+
+def decisions_digest(t):
+    """FNV-1a over (phase, backward, verdict, block_horizon) of every step, int64 little-endian (docs/mpi.md)."""
+    rows = np.stack([t["phase"], t["backward"], t["verdict"], t["block_horizon"]], axis=1).astype("<i8")
+    return fnv1a(rows.tobytes())
+
+
+def events(path):
+    with h5py.File(path, "r") as f:
+        return f["events"]["step"][()], f["events"]["kind"][()], f["events"]["value"][()]
+
+
+def expected_traffic(path, ranks):
+    """The collectives a run needs, counted from its trace: (calls, bytes) per traffic kind."""
+    t = trace(os.path.dirname(path), os.path.basename(path)[:-len("_trace.h5")])
+    c, _ = deck_of(path)
+    grad, _ = gradient_bytes_per_step(path)
+    steps, val_every, last = t["step"], int(c["train"]["val_every"]), int(t["step"][-1])
+    ev_step, kind, value = events(path)
+    real = int(t["backward"].sum())
+    losses = int(np.isfinite(t["loss"]).sum())  # each step whose minibatch was evaluated averages its loss
+    validated = (steps % val_every == 0) | (steps == last)
+    # A validation before a rollback or a critical divergence is done again after the restore.
+    restored = set(ev_step[kind == 10]) | set(steps[t["verdict"] < 0])
+    validations = int(validated.sum()) + int(sum(1 for s in steps[validated] if s in restored))
+    # The probe set is evaluated at each block's start and at each verdict (a rollback for a non-finite loss has none).
+    probes = int((kind == 6).sum() + (kind == 7).sum() + ((kind == 8) & np.isfinite(value)).sum())
+    checks = int((kind == 2).sum())
+    return {"gradient": (real, real * grad), "loss": (losses, 16 * losses),
+            "evaluation": (validations + probes, 24 * (validations + probes)),
+            "control": (len(steps) + checks, 8 * len(steps) + checks * 2 * ranks * 8)}
+
+
+def check_traffic(path, ranks, what):
+    dp = data_parallel(path)
+    want = expected_traffic(path, ranks)
+    got = {k: (int(dp[f"{k}_calls"]), int(dp[f"{k}_bytes"])) for k in want}
+    hptest.check(got == want, f"{what}: the collectives counted are those its trace needs (calls, bytes per kind)",
+                 f"counted {got}\nexpected {want}")
+    hptest.check(int(dp["bytes"]) == sum(b for _, b in want.values()), f"{what}: the total bytes are their sum")
+    return dp
+
+
+def check_digests(path, t, ckpt, what):
+    dp = data_parallel(path)
+    own = [x & 0xFFFFFFFFFFFFFFFF for x in (int(v) for v in dp["parameter_checksums"])]
+    dec = [x & 0xFFFFFFFFFFFFFFFF for x in (int(v) for v in dp["decision_checksums"])]
+    with h5py.File(ckpt, "r") as f:
+        params = f["model/parameters"][()]
+    hptest.check(len(own) == int(dp["ranks"]) and len(set(own)) == 1 and own[0] == fnv1a(params.tobytes()),
+                 f"{what}: every process's parameter digest equals FNV-1a of the final checkpoint's parameters",
+                 f"{[hex(x) for x in own]} vs {fnv1a(params.tobytes()):#x}")
+    hptest.check(len(set(dec)) == 1 and dec[0] == decisions_digest(t),
+                 f"{what}: every process's decision digest equals that of the trace's decisions",
+                 f"{[hex(x) for x in dec]} vs {decisions_digest(t):#x}")
+
+
 def ok(r, what):
     hptest.check(r.returncode == 0, what, f"rc {r.returncode}\n{r.stdout[-1500:]}\n{r.stderr[-1500:]}")
     return r.returncode == 0
@@ -75,8 +165,25 @@ if ok(r2, "2 processes train the xor deck") and ok(r1, "1 process trains it") an
     hptest.check(np.allclose(t2["loss"], t1["loss"], rtol=1e-4, atol=1e-6),
                  "the minibatch loss of every step is the global batch's (equal to 1 process)",
                  f"max |diff| {np.max(np.abs(t2['loss'] - t1['loss'])):.3g}")
-    hptest.check(np.allclose(t2["val_loss"], t1["val_loss"], rtol=1e-4, atol=1e-6, equal_nan=True),
-                 "the validation loss equals 1 process's")
+    hptest.check(np.allclose(t2["val_loss"], t1["val_loss"], rtol=1e-4, atol=1e-6, equal_nan=True) and
+                 np.allclose(t2["val_accuracy"], t1["val_accuracy"], rtol=1e-4, atol=1e-6, equal_nan=True),
+                 "the validation loss and accuracy (each process evaluates its shard) equal 1 process's")
+
+    # Every process's digests against FNV-1a computed here, and the communication against the trace.
+    two_trace = os.path.join(out, "two_trace.h5")
+    check_digests(two_trace, t2, os.path.join(out, f"two_ckpt_{2 * N:010d}.h5"), "2 processes")
+    grad, n_params = gradient_bytes_per_step(two_trace)
+    hptest.check(p2.size == n_params, "the model has the parameters counted from model.layers",
+                 f"{p2.size} vs {n_params}")
+    dp2 = check_traffic(two_trace, 2, "2 processes")
+    hptest.check(int(dp2["gradient_bytes"]) == 2 * N * grad,
+                 f"2 processes: gradient allreduce bytes = real steps x parameters x {grad // n_params} bytes",
+                 str(dp2["gradient_bytes"]))
+    hptest.check("communication: gradient" in r2.stdout and "communication: total" in r2.stdout,
+                 "the summary reports the communication per kind", r2.stdout[-1500:])
+    dp1 = data_parallel(os.path.join(out, "one_trace.h5"))
+    hptest.check(int(dp1["ranks"]) == 1 and int(dp1["calls"]) == 0 and int(dp1["bytes"]) == 0,
+                 "1 process: no collective, nothing counted", str(dp1))
 
     # Restart on 2 processes: N steps, then continue to 2N; bit-identical to the straight run.
     rs = mpirun(2, name="split", steps=N, out=out)
@@ -91,13 +198,29 @@ if ok(r2, "2 processes train the xor deck") and ok(r1, "1 process trains it") an
         diff = [k for k in ts if not np.array_equal(ts[k], tr[k], equal_nan=True)]
         hptest.check(not diff, "the restarted trace equals the straight one (all columns but wall time)", str(diff))
 
-        # The same checkpoint on 3 processes: refused, naming both counts.
-        r3 = mpirun(3, f"run.restart={os.path.join(out, f'split_ckpt_{N:010d}.h5')}", name="three", steps=2 * N,
-                    out=out)
-        hptest.check(r3.returncode == 2 and "2 process" in r3.stderr and "this run has 3" in r3.stderr,
-                     "a 2-process checkpoint is refused on 3 processes (exit 2)",
-                     f"rc {r3.returncode}\n{r3.stderr[-1000:]}")
-        hptest.check(r3.stderr.count("input error") == 1, "... with one message (rank 0's)", r3.stderr[-1000:])
+        # The same checkpoint on another number of processes continues: the global batches are the same, only
+        # the order of the sums changes (equal within float rounding).
+        ck = os.path.join(out, f"split_ckpt_{N:010d}.h5")
+        for n in (1, 3):
+            rn = mpirun(n, f"run.restart={ck}", name=f"on{n}", steps=2 * N, out=out)
+            if not ok(rn, f"the 2-process checkpoint continues on {n} process(es)"):
+                continue
+            hptest.check(f"at step {N}" in rn.stdout and f"written by 2 process(es), this run has {n}" in rn.stdout,
+                         f"... from step {N}, saying that the number of processes changed", rn.stdout[-1500:])
+            pn, _ = params(out, f"on{n}", 2 * N)
+            hptest.check(np.allclose(pn, p2s, **tol), f"... and ends where the straight 2-process run ends ({n})",
+                         f"max |diff| {np.max(np.abs(pn - p2s)):.3g}")
+            dpn = data_parallel(os.path.join(out, f"on{n}_trace.h5"))
+            hptest.check(int(dpn["ranks"]) == n and int(dpn["since_step"]) == N,
+                         f"... its trace records {n} process(es) since step {N}", str(dpn))
+        # 7 processes cannot split the global batch of 60 rows: refused before any work, nothing written.
+        before = sorted(os.listdir(out))
+        r7 = mpirun(7, f"run.restart={ck}", name="seven", steps=2 * N, out=out)
+        hptest.check(r7.returncode == 2 and "train.batch_size = 60 on 7 processes" in r7.stderr and
+                     sorted(os.listdir(out)) == before,
+                     "the 2-process checkpoint on 7 processes (60 rows do not split): exit 2, nothing written",
+                     f"rc {r7.returncode}\n{r7.stderr[-1000:]}")
+        hptest.check(r7.stderr.count("input error") == 1, "... with one message (rank 0's)", r7.stderr[-1000:])
 
 # Hybrid training on 2 processes (the digits deck, entering a predict block at every decision it can): every
 # checkpoint checks that the processes hold identical parameters, so their decisions were the same; and they are the
@@ -129,6 +252,45 @@ if ok(h2, "hybrid training on 2 processes") and ok(h1, "hybrid training on 1 pro
                  str(same))
     hptest.check(np.allclose(u2["loss"], u1["loss"], rtol=1e-4, atol=1e-6, equal_nan=True),
                  "hybrid: the losses equal 1 process's within float rounding")
+    h2_trace = os.path.join(a.work, "hybrid2", "digits_trace.h5")
+    check_digests(h2_trace, u2, os.path.join(a.work, "hybrid2", "digits_ckpt_0000000300.h5"), "hybrid, 2 processes")
+    check_traffic(h2_trace, 2, "hybrid, 2 processes")
+
+# A comparison on 2 processes (the same short hybrid deck): each arm's communication in the table and the file. Only
+# real steps make a gradient allreduce, so hybrid's bytes are its own real steps' and below full's.
+cmp_out = os.path.join(a.work, "compare2")
+cmp = subprocess.run(["mpirun", "-np", "2", "--oversubscribe", "--allow-run-as-root", a.hpt, "-i",
+                      hptest.deck_path(a.root, "digits.ini"), "--set", "run.mode=compare", "--set", f"output.dir={cmp_out}"]
+                     + [x for h in hybrid for x in ("--set", h)], capture_output=True, text=True, timeout=900)
+if ok(cmp, "a comparison on 2 processes"):
+    hptest.check("communicated MB" in cmp.stdout and "communication s" in cmp.stdout,
+                 "the comparison's table has each arm's communicated MB and seconds", cmp.stdout[-2500:])
+    with h5py.File(os.path.join(cmp_out, "digits_compare.h5"), "r") as f:
+        arms = {arm: {k: f["arms"][arm].attrs[k] for k in f["arms"][arm].attrs} for arm in ("full", "hybrid")}
+    full_trace = os.path.join(cmp_out, "digits_s1_full_trace.h5")
+    hyb_trace = os.path.join(cmp_out, "digits_s1_hybrid_trace.h5")
+    grad, _ = gradient_bytes_per_step(full_trace)
+    for arm, path in (("full", full_trace), ("hybrid", hyb_trace)):
+        g = arms[arm]
+        hptest.check(int(g["comm_gradient_bytes"]) == int(g["backward_total"]) * grad,
+                     f"compare, {arm}: gradient allreduce bytes = its real steps x parameters x element size",
+                     f"{g['comm_gradient_bytes']} vs {int(g['backward_total'])} x {grad}")
+        dp = check_traffic(path, 2, f"compare, {arm}")
+        hptest.check(all(int(dp[k]) == int(g["comm_" + k]) for k in ("bytes", "calls", "gradient_bytes", "loss_bytes",
+                                                                         "evaluation_bytes", "control_bytes")),
+                     f"compare, {arm}: the comparison file's counts are its trace's")
+    hptest.check(int(arms["hybrid"]["backward_total"]) < int(arms["full"]["backward_total"]) and
+                 int(arms["hybrid"]["comm_bytes"]) < int(arms["full"]["comm_bytes"]),
+                 "compare: hybrid communicates fewer bytes than full (no gradient allreduce on predicted steps)",
+                 f"hybrid {arms['hybrid']['comm_bytes']}, full {arms['full']['comm_bytes']}")
+    # Continued with run.restart = auto: both processes read every finished arm back, counters included.
+    again = subprocess.run(cmp.args + ["--set", "run.restart=auto"], capture_output=True, text=True, timeout=600)
+    table = lambda out: out[out.index("\ncompare ("):out.index("\nseed ")]
+    if ok(again, "the 2-process comparison continued with run.restart = auto"):
+        hptest.check(again.stdout.count("finished earlier: read from") == 4 and "=== compare" in again.stdout and
+                     table(again.stdout) == table(cmp.stdout),
+                     "compare, continued: every arm read back, the same table (communication columns included)",
+                     again.stdout[-2500:])
 
 # The Slurm job for several nodes (run/slurm/mpi.sbatch) without Slurm: a stand-in srun starts 2 processes with mpirun,
 # a stand-in scontrol records the requeue. SIGUSR1 to the batch shell reaches every process, which checkpoint at the
@@ -174,7 +336,7 @@ if stopped:
 
 # Refused before any work (no output folder): a batch that does not split, a mode that does not run data-parallel.
 for what, sets, key in [("a global batch of 61 rows on 2 processes", ["train.batch_size=61"], "train.batch_size"),
-                        ("run.mode = compare on 2 processes", ["run.mode=compare"], "run.mode"),
+                        ("run.mode = forecast on 2 processes", ["run.mode=forecast"], "run.mode"),
                         ("run.mode = rollout on 2 processes", ["run.mode=rollout"], "run.mode")]:
     bad_out = os.path.join(a.work, "refused")
     r = mpirun(2, *sets, name="bad", steps=N, out=bad_out)

@@ -4,6 +4,7 @@
 // Communicator of a build without MPI: rank 0 of 1, collectives leave the data as it is.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <random>
 #include <vector>
 
@@ -73,15 +74,20 @@ TEST(Communicator, OneProcessCollectivesKeepTheData) {
   EXPECT_TRUE(world.is_root());
   std::vector<double> d = {1.5, -2.0};
   std::vector<float> f = {3.0f};
-  world.allreduce_sum(d.data(), d.size());
-  world.allreduce_sum(f.data(), f.size());
-  world.broadcast(d.data(), d.size());
-  world.barrier();
+  std::vector<std::int64_t> i = {7, -3};
+  world.allreduce_sum(d.data(), d.size(), hpt::Traffic::Loss);
+  world.allreduce_sum(f.data(), f.size(), hpt::Traffic::Gradient);
+  world.allreduce_sum(i.data(), i.size(), hpt::Traffic::Control);
+  world.broadcast(i.data(), i.size(), hpt::Traffic::Control);
   EXPECT_EQ(d, (std::vector<double>{1.5, -2.0}));
   EXPECT_EQ(f[0], 3.0f);
+  EXPECT_EQ(i, (std::vector<std::int64_t>{7, -3}));
   Kokkos::View<float*> v("v", 3);
   Kokkos::deep_copy(v, 2.0f);
-  world.allreduce_sum_view(v);
+  world.allreduce_sum_view(v, hpt::Traffic::Gradient);
   auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
   EXPECT_EQ(host(2), 2.0f);
+  // One process makes no collective: nothing is counted.
+  EXPECT_EQ(world.counters().total().calls, 0);
+  EXPECT_EQ(world.counters().total().bytes, 0);
 }

@@ -68,20 +68,21 @@ TEST(Evaluation, ProbeSetIsTheProbePartOrTheFirstValidationRows) {
   o.probe_fraction = 0.4;  // 1200 rows: more than one evaluation chunk
   hpt::Dataset split("test", raw, o);
   model->reserve_batch(hpt::train::evaluation_rows_reserved(split));
+  const hpt::Communicator world = hpt::Communicator::world();  // one process: every row
   EXPECT_EQ(hpt::train::evaluation_rows_reserved(split), hpt::train::kEvaluationChunk);
 
-  const double val = hpt::train::evaluate_validation_rows(*model, split).loss;
+  const double val = hpt::train::evaluate_validation_rows(*model, split, world).loss;
   const double val_ref = mean_square(raw, split.val_rows(), split.val_rows().size());
   for (std::int64_t rows : {100, 1100, 5000}) {
     const std::size_t n = std::size_t(std::min<std::int64_t>(rows, split.probe_size()));
-    const double probe = hpt::train::evaluate_probe_rows(*model, split, rows).loss;
+    const double probe = hpt::train::evaluate_probe_rows(*model, split, world, rows).loss;
     EXPECT_NEAR(probe / val, mean_square(raw, split.probe_rows(), n) / val_ref, 1e-5)
         << rows << " probe rows";
   }
   // Without a probe part: the first validation rows, exactly the validation evaluation of as many.
   for (std::int64_t rows : {100, 600}) {
-    const double probe = hpt::train::evaluate_probe_rows(*model, plain, rows).loss;
-    EXPECT_EQ(probe, hpt::train::evaluate_validation_rows(*model, plain, rows).loss);
+    const double probe = hpt::train::evaluate_probe_rows(*model, plain, world, rows).loss;
+    EXPECT_EQ(probe, hpt::train::evaluate_validation_rows(*model, plain, world, rows).loss);
     const std::size_t n = std::size_t(std::min<std::int64_t>(rows, plain.val_size()));
     EXPECT_NEAR(probe / val, mean_square(raw, plain.val_rows(), n) / val_ref, 1e-5);
   }
