@@ -234,6 +234,7 @@ RawData read_xy_hdf5_file(const std::string& path) {
   d.source = path;
   d.rows = std::int64_t(xs.dims[0]);
   d.features = int(xs.dims[1]);
+  check_declared_bytes(path, double(xs.dims[0]) * double(xs.dims[1]) * sizeof(double));
   d.x.resize(std::size_t(xs.dims[0] * xs.dims[1]));
   read_all(path, x_set.get(), "/X", H5T_NATIVE_DOUBLE, d.x);
   check_finite(path + ": dataset /X", d.x, d.features);
