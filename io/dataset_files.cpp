@@ -276,6 +276,7 @@ RawData read_xy_hdf5_file(const std::string& path) {
     d.outputs = ys.rank == 2 ? int(ys.dims[1]) : 1;
     if (d.outputs == 0)
       throw InputError(path + ": dataset /y has no target columns (" + dims_text(ys) + ")");
+    check_declared_bytes(path, double(d.rows) * double(d.outputs) * sizeof(double));
     d.targets.resize(std::size_t(d.rows) * std::size_t(d.outputs));
     read_all(path, y_set.get(), "/y", H5T_NATIVE_DOUBLE, d.targets);
     check_finite(path + ": dataset /y", d.targets, d.outputs);

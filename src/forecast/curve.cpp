@@ -11,4 +11,8 @@ double validation_at(const Curve& c, long long step) {
   return c.val_loss[std::size_t(it - c.val_steps.begin())];
 }
 
+int entries_upto(const Curve& c, long long t) {
+  return int(std::upper_bound(c.steps.begin(), c.steps.end(), t) - c.steps.begin());
+}
+
 }  // namespace hpt::forecast

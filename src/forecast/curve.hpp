@@ -28,6 +28,9 @@ struct CurveSet {
   std::vector<std::string> notes;
 };
 
+// The number of entries of `c` at steps <= t.
+int entries_upto(const Curve& c, long long t);
+
 // The validation loss of `c` recorded at step `step`, or NaN.
 double validation_at(const Curve& c, long long step);
 

@@ -12,11 +12,6 @@ namespace {
 
 constexpr double kNaN = ForecastRow::kNaN;
 
-// Index of the newest entry with step <= t (or -1).
-int entries_upto(const Curve& c, long long t) {
-  return int(std::upper_bound(c.steps.begin(), c.steps.end(), t) - c.steps.begin());
-}
-
 // Every step of any run, in order: all runs walk forward together.
 std::vector<long long> step_grid(const std::vector<Curve>& runs) {
   std::vector<long long> grid;

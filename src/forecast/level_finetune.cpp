@@ -12,11 +12,6 @@ namespace hpt::forecast {
 
 namespace {
 
-// Entries of `c` with step <= t.
-int entries_upto(const Curve& c, long long t) {
-  return int(std::upper_bound(c.steps.begin(), c.steps.end(), t) - c.steps.begin());
-}
-
 // Run r's realised origins, newest first, each with its realised horizons.
 void run_origins(const Curve& c, int r, const std::vector<int>& horizons, long long g,
                  const FinetuneSettings& s, std::vector<SampleOrigin>& out) {

@@ -18,10 +18,6 @@ namespace {
 constexpr double kNaN = RunStatus::kNaN;
 constexpr int kFanPoints = 8;
 
-int entries_upto(const Curve& c, long long t) {
-  return int(std::upper_bound(c.steps.begin(), c.steps.end(), t) - c.steps.begin());
-}
-
 long long last_step(const Curve& c) {
   return c.steps.empty() ? -1 : c.steps.back();
 }
