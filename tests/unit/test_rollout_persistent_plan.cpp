@@ -1,7 +1,7 @@
 // The persistent rollout's split (kernels/ensemble_rollout_persistent_plan.hpp), checked as
 // arithmetic on the host: the kernel itself runs only on CUDA (test_rollout_persistent.cpp).
 // Machine figures: an H100 or H200 has 132 multiprocessors; Kokkos 3.4 caps level-0 team scratch
-// at 40 KB, later versions allow the hardware's 227 KB.
+// at 40 KB, later versions allow up to the hardware's 227 KB.
 #include <gtest/gtest.h>
 
 #include <Kokkos_Core.hpp>
