@@ -4,11 +4,11 @@
 // that stay resident for all Y steps, each holding its slice of the recurrent and input weights in
 // team scratch (on-chip), so the weights never leave the chip after the first step. Where the slice
 // does not fit, the team keeps the rows that fit and reads the others from global memory (L2) every
-// step (plan_persistent_rollout says how many). The T teams of
-// a path meet once per step (twice with reset Before) at a barrier built from a global atomic
-// counter, exchanging the new h and partial head sums through global memory (L2). Every team then
-// redoes the cheap per-path tail (prior sample, loss head, feature update) in the same fixed order,
-// so all teams of a path hold bit-identical x and loss state without a second exchange.
+// step (plan_persistent_rollout says how many). The T teams of a path meet once per step (twice
+// with reset Before) at a barrier built from a global atomic counter, exchanging the new h and
+// partial head sums through global memory (L2). Every team then redoes the cheap per-path tail
+// (prior sample, loss head, feature update) in the same fixed order, so all teams of a path hold
+// bit-identical x and loss state without a second exchange.
 //
 // The counter barrier deadlocks unless every team of the launch is resident at once; see
 // plan_persistent_rollout for the rule that guarantees it.
