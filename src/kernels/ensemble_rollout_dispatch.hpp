@@ -3,7 +3,8 @@
 // docs/method.md#ensemble-rollout with the same random draws; they differ only in the order of
 // their sums.
 //  - GPU, few paths (persistent_rollout_supported): the persistent kernel, weights resident on chip
-//    across the steps, the teams of a path meeting at a counter barrier each step;
+//    across the steps as far as they fit (the rest read from L2), the teams of a path meeting at a
+//    counter barrier each step;
 //  - at least rollout_tile_rows scenarios: the tiled kernel with tiles of that many scenarios, so
 //    each weight read serves a tile (a matrix product per step instead of a matrix-vector one);
 //  - otherwise, on a CPU the tiled kernel with tiles of one scenario (each thread owns GRU units,

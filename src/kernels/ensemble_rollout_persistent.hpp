@@ -2,18 +2,19 @@
 // A persistent variant of the ensemble rollout (docs/method.md#ensemble-rollout,
 // docs/bench.md#limits) for GPUs: each path's (scenario, member) GRU units are split over T teams
 // that stay resident for all Y steps, each holding its slice of the recurrent and input weights in
-// team scratch (on-chip), so the weights never leave the chip after the first step. The T teams of
-// a path meet once per step (twice with reset Before) at a barrier built from a global atomic
-// counter, exchanging the new h and partial head sums through global memory (L2). Every team then
-// redoes the cheap per-path tail (prior sample, loss head, feature update) in the same fixed order,
-// so all teams of a path hold bit-identical x and loss state without a second exchange.
+// team scratch (on-chip), so the weights never leave the chip after the first step. Where the slice
+// does not fit, the team keeps the rows that fit and reads the others from global memory (L2) every
+// step (plan_persistent_rollout says how many). The T teams of a path meet once per step (twice
+// with reset Before) at a barrier built from a global atomic counter, exchanging the new h and
+// partial head sums through global memory (L2). Every team then redoes the cheap per-path tail
+// (prior sample, loss head, feature update) in the same fixed order, so all teams of a path hold
+// bit-identical x and loss state without a second exchange.
 //
 // The counter barrier deadlocks unless every team of the launch is resident at once; see
 // plan_persistent_rollout for the rule that guarantees it.
 #include <Kokkos_Core.hpp>
 #include <cstddef>
 #include <cstdint>
-#include <type_traits>
 
 #include "core/launcher.hpp"
 #include "core/error.hpp"
@@ -21,38 +22,38 @@
 #include "core/rng.hpp"
 #include "core/types.hpp"
 #include "kernels/ensemble_rollout.hpp"
+#include "kernels/ensemble_rollout_persistent_plan.hpp"
 #include "kernels/gru_step.hpp"
+#include "kernels/gru_weights.hpp"
 #include "kernels/loss_state.hpp"
 #include "kernels/rssm_params.hpp"
 
 namespace hpt {
 
-// How the persistent rollout splits the work, or why it cannot run.
-struct PersistentRolloutPlan {
-  bool supported = false;
-  int teams_per_path = 0;  // T
-  int units_per_team = 0;  // U: GRU units (3U weight rows) per team; the last team may have fewer
-  std::size_t scratch_bytes = 0;
-};
-
 namespace detail {
 
-// Values each team contributes per step for its units: A h (S), B h (S), C_0 h, C_1 h, |h|^2.
-KOKKOS_INLINE_FUNCTION int persistent_head_count(int stochastic) {
-  return 2 * stochastic + 3;
-}
+// One GRU weight row: its input part (I values) and its recurrent part (H values).
+template <class Real>
+struct WeightRow {
+  const Real* x;
+  const Real* h;
+};
 
-template <class Space, class Real>
-std::size_t persistent_scratch_bytes(int H, int I, int S, int U) {
-  using Scratch = ScratchView1<Space, Real>;
-  using StateScratch = ScratchView1<Space, LossState<Real>>;
-  return Scratch::shmem_size(std::size_t(3) * U * (I + H))  // weight rows [W | U] of my units
-         + Scratch::shmem_size(H)                           // full h (or r*h with reset Before)
-         + Scratch::shmem_size(I)                           // x
-         + 4 * Scratch::shmem_size(U)  // new h, old h, z and the x-part of n of my units
-         + Scratch::shmem_size(persistent_head_count(S))  // summed head values, then s in place
-         + Scratch::shmem_size(S + 1)  // the step's normal draws (S for s, one for the loss)
-         + StateScratch::shmem_size(1);
+// Row g*U + u of a team's slice (gate g of its unit u, global unit u0 + u, member m): the first
+// `resident` rows are in the team's scratch `held`, rows [W_g | U_g] of I + H values each; the
+// others are read in place from the weights in global memory.
+template <class Real, class Mem>
+KOKKOS_INLINE_FUNCTION WeightRow<Real> persistent_weight_row(const Real* held, const int resident,
+                                                             const GruWeights<Real, Mem>& gru,
+                                                             const int m, const int g, const int u,
+                                                             const int u0, const int U) {
+  const int local = g * U + u;
+  if (local < resident) {
+    const Real* row = held + std::size_t(local) * (gru.input() + gru.hidden());
+    return {row, row + gru.input()};
+  }
+  const int global = g * gru.hidden() + u0 + u;
+  return {&gru.w_ih(m, global, 0), &gru.w_hh(m, global, 0)};
 }
 
 // Reads a value another team wrote: volatile, so it bypasses the (non-coherent) L1 cache.
@@ -79,54 +80,18 @@ KOKKOS_INLINE_FUNCTION void path_barrier(const TeamMember& team, unsigned int* c
 
 }  // namespace detail
 
-// The persistent rollout's split for E members, N scenarios and a GRU of H units on input I with S
-// stochastic units, in precision Real. Rule (supported only on Kokkos::Cuda):
-//  - co-residency: the league (N*E*T teams) is at most the number of multiprocessors, taken as
-//    concurrency() / 2048 (concurrency is SMs x max resident threads per SM, and no NVIDIA GPU has
-//    more than 2048 threads per SM, so this never over-counts). A launch succeeds only when one
-//    team fits one SM, so with at most one team per SM every team is resident at once;
-//  - T = the most teams per path that rule allows (at least 2), U = ceil(H / T);
-//  - the team's weight slice 3U(H+I) plus its vectors fits level-0 scratch (scratch_size_max(0)).
-// Larger problems (many scenarios, H = 1024, double at H = 256) are not supported: the dispatcher
-// then uses ensemble_rollout.
-template <class Space, class Real>
-PersistentRolloutPlan plan_persistent_rollout(int E, int N, int H, int I, int S) {
-  PersistentRolloutPlan plan;
-  bool gpu = false;
-#if defined(KOKKOS_ENABLE_CUDA)
-  gpu = std::is_same<Space, Kokkos::Cuda>::value;
-#endif
-  if (!gpu || E < 1 || N < 1 || H < 2 || I < 1 || S < 1) return plan;
-  const long max_teams = long(Space().concurrency()) / 2048;
-  const long paths = long(N) * long(E);
-  const long most_per_path = max_teams / paths;
-  if (most_per_path < 2) return plan;
-  const int T_max = int(most_per_path < long(H) ? most_per_path : long(H));
-  const int U = (H + T_max - 1) / T_max;
-  plan.units_per_team = U;
-  plan.teams_per_path = (H + U - 1) / U;
-  plan.scratch_bytes = detail::persistent_scratch_bytes<Space, Real>(H, I, S, U);
-  plan.supported =
-      plan.teams_per_path >= 2 &&
-      plan.scratch_bytes <= std::size_t(Kokkos::TeamPolicy<Space>::scratch_size_max(0));
-  return plan;
-}
-
-// Whether ensemble_rollout_persistent can run these sizes on Space (see plan_persistent_rollout).
-template <class Space, class Real = real>
-bool persistent_rollout_supported(int E, int N, int H, int I, int S) {
-  return plan_persistent_rollout<Space, Real>(E, N, H, I, S).supported;
-}
-
 // Same contract, random draws and outputs as ensemble_rollout (up to rounding: sums run in another
 // order). Requires persistent_rollout_supported for these sizes. settings.team_size is ignored (one
 // vector group per unit). Allocates a small exchange buffer (h, partial sums, counters) per call.
+// A nonzero scratch_limit caps the team scratch below the backend's maximum, so fewer weight rows
+// stay on chip (for tests of the partly resident split).
 template <class Space, class Real>
 HPT_LAUNCHER void ensemble_rollout_persistent(
     const Space& space, const RssmParams<Real, typename Space::memory_space>& params,
     const GruReset reset, const View2<Real, typename Space::memory_space>& h0,
     const RolloutInputs<Real, typename Space::memory_space>& in, const RolloutSettings& settings,
-    const RolloutOutputs<Real, typename Space::memory_space>& out) {
+    const RolloutOutputs<Real, typename Space::memory_space>& out,
+    const std::size_t scratch_limit = 0) {
   using Mem = typename Space::memory_space;
   const int E = params.members();
   const int H = params.hidden();
@@ -137,11 +102,13 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
   const FeatureUpdate mode = settings.feature_update;
   detail::check_rollout_arguments(params, h0, in, settings, out, "ensemble_rollout_persistent");
   if (E == 0) return;
-  const PersistentRolloutPlan plan = plan_persistent_rollout<Space, Real>(E, N, H, I, S);
+  const PersistentRolloutPlan plan =
+      plan_persistent_rollout<Space, Real>(E, N, H, I, S, scratch_limit);
   HPT_REQUIRE(plan.supported, "ensemble_rollout_persistent: sizes not supported on this backend");
 
   const int T = plan.teams_per_path;
   const int U = plan.units_per_team;
+  const int R = plan.rows_in_scratch;
   const int Q = detail::persistent_head_count(S);
   const int P = N * E;
   // Exchange buffers, double-buffered by step parity: a fast team writes step k+1 while a slow one
@@ -172,7 +139,7 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
     const int m = path % E;
     const int u0 = t * U;
     const int units = (u0 + U <= H ? U : H - u0);
-    Scratch w(team.team_scratch(0), std::size_t(3) * U * W);
+    Scratch w(team.team_scratch(0), std::size_t(R) * W);
     Scratch hs(team.team_scratch(0), H);
     Scratch x(team.team_scratch(0), I);
     Scratch h_new(team.team_scratch(0), U);
@@ -185,9 +152,11 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
     unsigned int* const counter = &counters(path);
     unsigned int passed = 0;
 
-    // My weight rows, once: row g*U + u holds [w_ih(m, gH + u0 + u, :) | w_hh(m, gH + u0 + u, :)].
+    // My resident weight rows, once: row g*U + u < R holds
+    // [w_ih(m, gH + u0 + u, :) | w_hh(m, gH + u0 + u, :)].
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 3 * units), [&](const int r) {
       const int g = r / units, u = r % units;
+      if (g * U + u >= R) return;
       const int row = g * H + u0 + u;
       Real* dst = &w((g * U + u) * W);
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, I),
@@ -216,26 +185,26 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
       // is published and U_n (r * h) follows after the path barrier.
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, units), [&](const int u) {
         const int j = u0 + u;
-        const Real* wr = &w((0 * U + u) * W);
-        const Real* wz = &w((1 * U + u) * W);
-        const Real* wn = &w((2 * U + u) * W);
+        const auto wr = detail::persistent_weight_row(w.data(), R, p.gru, m, 0, u, u0, U);
+        const auto wz = detail::persistent_weight_row(w.data(), R, p.gru, m, 1, u, u0, U);
+        const auto wn = detail::persistent_weight_row(w.data(), R, p.gru, m, 2, u, u0, U);
         detail::Sum3<Real> wx, uh;
         Kokkos::parallel_reduce(
             Kokkos::ThreadVectorRange(team, I),
             [&](const int c, detail::Sum3<Real>& a) {
               const Real xc = x(c);
-              a.a += wr[c] * xc;
-              a.b += wz[c] * xc;
-              a.c += wn[c] * xc;
+              a.a += wr.x[c] * xc;
+              a.b += wz.x[c] * xc;
+              a.c += wn.x[c] * xc;
             },
             wx);
         Kokkos::parallel_reduce(
             Kokkos::ThreadVectorRange(team, H),
             [&](const int c, detail::Sum3<Real>& a) {
               const Real hc = hs(c);
-              a.a += wr[I + c] * hc;
-              a.b += wz[I + c] * hc;
-              if (!before) a.c += wn[I + c] * hc;
+              a.a += wr.h[c] * hc;
+              a.b += wz.h[c] * hc;
+              if (!before) a.c += wn.h[c] * hc;
             },
             uh);
         const Real r = math::sigmoid(wx.a + p.gru.b_ih(m, j) + uh.a + p.gru.b_hh(m, j));
@@ -265,11 +234,11 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
         team.team_barrier();
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, units), [&](const int u) {
           const int j = u0 + u;
-          const Real* wn = &w((2 * U + u) * W);
+          const auto wn = detail::persistent_weight_row(w.data(), R, p.gru, m, 2, u, u0, U);
           Real un = 0;
           Kokkos::parallel_reduce(
               Kokkos::ThreadVectorRange(team, H),
-              [&](const int c, Real& a) { a += wn[I + c] * hs(c); }, un);
+              [&](const int c, Real& a) { a += wn.h[c] * hs(c); }, un);
           const Real z = z_own(u);
           const Real nn = math::tanh(wn_own(u) + un);
           Kokkos::single(Kokkos::PerThread(team), [&]() {

@@ -8,6 +8,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <random>
 #include <type_traits>
@@ -58,10 +59,30 @@ const std::vector<Case> kCases = {
     {2, 2, 40, 5, 6, 15, FeatureUpdate::LossOnly, GruReset::Before, true, false},
     // 100 units over teams of 3: the last team holds a single unit.
     {3, 1, 100, 64, 8, 12, FeatureUpdate::Rich, GruReset::Before, true, false},
-    // The `small` bench size (fits in float on an H200, not in double).
+    // The `small` bench size (on an H100 or H200 wholly resident in float, partly in double).
     {5, 1, 256, 64, 32, 10, FeatureUpdate::Rich, GruReset::After, false, false},
     {4, 100, 16, 64, 4, 6, FeatureUpdate::Rich, GruReset::After, false, true},
 };
+
+// Runs on CUDA only (the persistent kernel's only backend); true there.
+template <class Space>
+constexpr bool on_cuda() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  return std::is_same<Space, Kokkos::Cuda>::value;
+#else
+  return false;
+#endif
+}
+
+hpt::RolloutSettings settings_of(const Case& c) {
+  hpt::RolloutSettings settings;
+  settings.horizon = c.Y;
+  settings.scenarios = c.N;
+  settings.seed = 1000 + c.H;
+  settings.feature_update = c.mode;
+  settings.clamp = 3.0;
+  return settings;
+}
 
 template <class T>
 class RolloutPersistent : public ::testing::Test {};
@@ -71,22 +92,13 @@ TYPED_TEST(RolloutPersistent, DispatcherMatchesExistingKernel) {
   using Space = typename TypeParam::space;
   using Real = typename TypeParam::real;
   using Mem = typename Space::memory_space;
-#if defined(KOKKOS_ENABLE_CUDA)
-  constexpr bool gpu = std::is_same<Space, Kokkos::Cuda>::value;
-#else
-  constexpr bool gpu = false;
-#endif
+  constexpr bool gpu = on_cuda<Space>();
   std::mt19937 gen(314);
   for (const auto& c : kCases) {
     SCOPED_TRACE(::testing::Message() << "E=" << c.E << " N=" << c.N << " H=" << c.H << " I=" << c.I
                                       << " S=" << c.S << " Y=" << c.Y << " reset=" << int(c.reset));
     const Problem<Real, Mem> pb(c.E, c.H, c.S, c.I, gen);
-    hpt::RolloutSettings settings;
-    settings.horizon = c.Y;
-    settings.scenarios = c.N;
-    settings.seed = 1000 + c.H;
-    settings.feature_update = c.mode;
-    settings.clamp = 3.0;
+    const auto settings = settings_of(c);
     const bool supported = hpt::persistent_rollout_supported<Space, Real>(c.E, c.N, c.H, c.I, c.S);
     if (!gpu || c.fits_no_gpu) {
       EXPECT_FALSE(supported);
@@ -104,6 +116,69 @@ TYPED_TEST(RolloutPersistent, DispatcherMatchesExistingKernel) {
     const auto persistent = all_outputs(run<Space>(Kernel::Persistent, pb, c.reset, settings));
     // Same kernel twice: bit-identical (a race between teams would show here).
     for (int o = 0; o < 4; ++o) EXPECT_EQ(chosen[o], persistent[o]) << kOutputNames[o];
+  }
+}
+
+// Scratch capped so that only R of a team's weight rows stay on chip (R = 0, 1, about half): the
+// rows read from global memory every step give the same outputs as ensemble_rollout.
+TYPED_TEST(RolloutPersistent, PartlyResidentMatchesExistingKernel) {
+  using Space = typename TypeParam::space;
+  using Real = typename TypeParam::real;
+  using Mem = typename Space::memory_space;
+  if (!on_cuda<Space>()) GTEST_SKIP() << "the persistent kernel runs on CUDA only";
+  std::mt19937 gen(271);
+  for (const auto& c : kCases) {
+    const auto whole = hpt::plan_persistent_rollout<Space, Real>(c.E, c.N, c.H, c.I, c.S);
+    if (!whole.supported) continue;
+    SCOPED_TRACE(::testing::Message()
+                 << "E=" << c.E << " N=" << c.N << " H=" << c.H << " reset=" << int(c.reset));
+    const Problem<Real, Mem> pb(c.E, c.H, c.S, c.I, gen);
+    const auto settings = settings_of(c);
+    const auto existing = all_outputs(run<Space>(Kernel::Existing, pb, c.reset, settings));
+    const double tol = 4.0 * (c.Y + 1) * hpt::test::tolerance<Real>(c.H + c.I);
+    for (const int R : {0, 1, whole.rows_in_scratch / 2}) {
+      SCOPED_TRACE(::testing::Message() << "rows in scratch " << R);
+      const std::size_t cap =
+          hpt::detail::persistent_scratch_bytes<Real>(c.H, c.I, c.S, whole.units_per_team, R);
+      const auto plan = hpt::plan_persistent_rollout<Space, Real>(c.E, c.N, c.H, c.I, c.S, cap);
+      ASSERT_TRUE(plan.supported);
+      EXPECT_EQ(plan.rows_in_scratch, R);
+      const auto partly = all_outputs(hpt::test::run_rollout<Space>(
+          pb, settings, [&](const hpt::RolloutOutputs<Real, Mem>& out) {
+            hpt::ensemble_rollout_persistent(Space(), pb.params, c.reset, pb.h0, pb.in, settings,
+                                             out, cap);
+          }));
+      hpt::test::expect_outputs_near(partly, existing, tol);
+    }
+  }
+}
+
+// The `wide` bench size (H = 1024): its weight slices do not fit scratch whole, so the dispatcher
+// picks the persistent kernel with part of the rows in global memory, and it agrees with
+// ensemble_rollout for both GRU conventions.
+TYPED_TEST(RolloutPersistent, WideSizeRunsPartlyResident) {
+  using Space = typename TypeParam::space;
+  using Real = typename TypeParam::real;
+  using Mem = typename Space::memory_space;
+  if (!on_cuda<Space>()) GTEST_SKIP() << "the persistent kernel runs on CUDA only";
+  const int E = 5, N = 1, H = 1024, I = 64, S = 32;
+  const auto plan = hpt::plan_persistent_rollout<Space, Real>(E, N, H, I, S);
+  ASSERT_TRUE(plan.supported);
+  EXPECT_LT(plan.rows_in_scratch, 3 * plan.units_per_team);
+  EXPECT_EQ((hpt::choose_rollout_kernel<Space, Real>(E, N, H, I, S)),
+            hpt::RolloutKernel::Persistent);
+  std::mt19937 gen(1024);
+  const Problem<Real, Mem> pb(E, H, S, I, gen);
+  for (const GruReset reset : {GruReset::After, GruReset::Before}) {
+    SCOPED_TRACE(::testing::Message() << "reset=" << int(reset));
+    const Case c{E, N, H, I, S, 12, FeatureUpdate::Rich, reset, false, false};
+    const auto settings = settings_of(c);
+    const auto existing = all_outputs(run<Space>(Kernel::Existing, pb, reset, settings));
+    const auto chosen = all_outputs(run<Space>(Kernel::Auto, pb, reset, settings));
+    const double tol = 4.0 * (c.Y + 1) * hpt::test::tolerance<Real>(H + I);
+    hpt::test::expect_outputs_near(chosen, existing, tol);
+    const auto again = all_outputs(run<Space>(Kernel::Persistent, pb, reset, settings));
+    for (int o = 0; o < 4; ++o) EXPECT_EQ(chosen[o], again[o]) << kOutputNames[o];
   }
 }
 

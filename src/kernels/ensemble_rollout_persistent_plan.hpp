@@ -1,0 +1,108 @@
+#pragma once
+// How the persistent rollout (ensemble_rollout_persistent.hpp) splits a problem over teams and
+// how many of each team's weight rows it keeps in team scratch, or why it cannot run. The split is
+// plain arithmetic on the sizes and two machine figures (split_persistent_rollout), so host tests
+// check it although only a CUDA build runs the kernel.
+#include <Kokkos_Core.hpp>
+#include <cstddef>
+#include <type_traits>
+
+#include "kernels/gru_step.hpp"
+#include "core/types.hpp"
+#include "kernels/loss_state.hpp"
+
+namespace hpt {
+
+// How the persistent rollout splits the work, or why it cannot run.
+struct PersistentRolloutPlan {
+  bool supported = false;
+  int teams_per_path = 0;   // T
+  int units_per_team = 0;   // U: GRU units (3U weight rows) per team; the last team may have fewer
+  int rows_in_scratch = 0;  // R, 0 <= R <= 3U: the team's rows [0, R) live in scratch, the rest
+                            // are read from global memory every step
+  std::size_t scratch_bytes = 0;
+};
+
+namespace detail {
+
+// Values each team contributes per step for its units: A h (S), B h (S), C_0 h, C_1 h, |h|^2.
+KOKKOS_INLINE_FUNCTION int persistent_head_count(int stochastic) {
+  return 2 * stochastic + 3;
+}
+
+// Level-0 scratch bytes of a view of n values of T (Kokkos' rule, the same on every backend).
+template <class T>
+std::size_t scratch_view_bytes(std::size_t n) {
+  return ScratchView1<Kokkos::DefaultExecutionSpace, T>::shmem_size(n);
+}
+
+// Scratch of one team with U units of which R weight rows are resident.
+template <class Real>
+std::size_t persistent_scratch_bytes(int H, int I, int S, int U, int R) {
+  return scratch_view_bytes<Real>(std::size_t(R) * (I + H))  // weight rows [W | U] held on chip
+         + scratch_view_bytes<Real>(H)                       // full h (or r*h with reset Before)
+         + scratch_view_bytes<Real>(I)                       // x
+         + 4 * scratch_view_bytes<Real>(U)  // new h, old h, z and the x-part of n of my units
+         + scratch_view_bytes<Real>(persistent_head_count(S))  // summed head values, then s
+         + scratch_view_bytes<Real>(S + 1)  // the step's normal draws (S for s, one for the loss)
+         + scratch_view_bytes<LossState<Real>>(1);
+}
+
+}  // namespace detail
+
+// The persistent rollout's split for E members, N scenarios and a GRU of H units on input I with S
+// stochastic units, in precision Real, on a GPU of `multiprocessors` multiprocessors whose teams
+// may hold up to `scratch_max` bytes of level-0 scratch:
+//  - co-residency: the league (N*E*T teams) is at most the number of multiprocessors. A launch
+//    succeeds only when one team fits one multiprocessor, so with at most one team per
+//    multiprocessor every team is resident at once (the path barrier needs it);
+//  - T = the most teams per path that rule allows (at least 2), U = ceil(H / T);
+//  - R = as many of the team's 3U weight rows (each I + H values) as fit the scratch left after the
+//    team's vectors, at most 3U. The rows beyond R are read from global memory every step (from L2
+//    when the remainder of all teams fits it). Unsupported when not even the vectors fit.
+template <class Real>
+PersistentRolloutPlan split_persistent_rollout(int E, int N, int H, int I, int S,
+                                               long multiprocessors, std::size_t scratch_max) {
+  PersistentRolloutPlan plan;
+  if (E < 1 || N < 1 || H < 2 || I < 1 || S < 1) return plan;
+  const long most_per_path = multiprocessors / (long(N) * long(E));
+  if (most_per_path < 2) return plan;
+  const int T_max = int(most_per_path < long(H) ? most_per_path : long(H));
+  const int U = (H + T_max - 1) / T_max;
+  plan.units_per_team = U;
+  plan.teams_per_path = (H + U - 1) / U;
+  const std::size_t vectors = detail::persistent_scratch_bytes<Real>(H, I, S, U, 0);
+  if (plan.teams_per_path < 2 || vectors > scratch_max) return plan;
+  const std::size_t row = std::size_t(I + H) * sizeof(Real);
+  const std::size_t fit = (scratch_max - vectors) / row;
+  plan.rows_in_scratch = int(fit < std::size_t(3 * U) ? fit : std::size_t(3 * U));
+  plan.scratch_bytes = detail::persistent_scratch_bytes<Real>(H, I, S, U, plan.rows_in_scratch);
+  plan.supported = plan.scratch_bytes <= scratch_max;
+  return plan;
+}
+
+// The split on Space (supported only on Kokkos::Cuda): multiprocessors taken as concurrency() /
+// 2048 (concurrency is SMs x max resident threads per SM, and no NVIDIA GPU has more than 2048
+// threads per SM, so this never over-counts), scratch_max = scratch_size_max(0), or
+// `scratch_limit` bytes where smaller and nonzero (tests use it to force rows out of scratch).
+template <class Space, class Real>
+PersistentRolloutPlan plan_persistent_rollout(int E, int N, int H, int I, int S,
+                                              std::size_t scratch_limit = 0) {
+  bool gpu = false;
+#if defined(KOKKOS_ENABLE_CUDA)
+  gpu = std::is_same<Space, Kokkos::Cuda>::value;
+#endif
+  if (!gpu) return PersistentRolloutPlan{};
+  const long multiprocessors = long(Space().concurrency()) / 2048;
+  std::size_t scratch_max = std::size_t(Kokkos::TeamPolicy<Space>::scratch_size_max(0));
+  if (scratch_limit > 0 && scratch_limit < scratch_max) scratch_max = scratch_limit;
+  return split_persistent_rollout<Real>(E, N, H, I, S, multiprocessors, scratch_max);
+}
+
+// Whether ensemble_rollout_persistent can run these sizes on Space (see plan_persistent_rollout).
+template <class Space, class Real = real>
+bool persistent_rollout_supported(int E, int N, int H, int I, int S) {
+  return plan_persistent_rollout<Space, Real>(E, N, H, I, S).supported;
+}
+
+}  // namespace hpt
