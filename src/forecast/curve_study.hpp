@@ -53,8 +53,8 @@ struct CurveStudySettings {
   double stop_at = 0.25;                                     // forecast.stop_at
   double stop_confidence = 0.9;                              // forecast.stop_confidence
   bool stop_by_learned = true;  // forecast.stop_by = learned (else hpt's ensemble paths)
-  StopRule stop_rule = StopRule::kProbability;      // forecast.stop_rule
-  StopAgainst stop_against = StopAgainst::kMedian;  // forecast.stop_against
+  StopRule stop_rule = StopRule::kProbability;        // forecast.stop_rule
+  StopAgainst stop_against = StopAgainst::kInterval;  // forecast.stop_against
   bool ensemble = true;             // forecast.ensemble: off leaves the hpt column NaN
   bool stop_on_validation = false;  // forecast.stop_on = validation (else train)
   std::uint64_t seed = 1;           // run.seed

@@ -66,8 +66,8 @@ StopRule stop_rule_from_config(const Config& c) {
 }
 
 StopAgainst stop_against_from_config(const Config& c) {
-  return c.get_string("forecast.stop_against") == "interval" ? StopAgainst::kInterval
-                                                             : StopAgainst::kMedian;
+  return c.get_string("forecast.stop_against") == "median" ? StopAgainst::kMedian
+                                                           : StopAgainst::kInterval;
 }
 
 void declare_forecast_options(OptionSchema& s) {
@@ -93,10 +93,11 @@ void declare_forecast_options(OptionSchema& s) {
       "how a judged run is stopped: probability (P(beat the best other run) below 1 - "
       "forecast.stop_confidence) or median (that, or its forecast final median above the "
       "median of the other runs' forecast final medians; needs forecast.stop_by = learned)");
-  s.add_choice("forecast.stop_against", "median", {"median", "interval"},
-               "what a judged run's forecast final interval is set against: median (the best other "
-               "run's forecast final median) or interval (that run's forecast interval too: the "
-               "probability that the judged run ends below it); with forecast.stop_by = learned");
+  s.add_choice("forecast.stop_against", "interval", {"interval", "median"},
+               "what a judged run's forecast final interval is set against: interval (the best "
+               "other run's forecast interval: the probability that the judged run ends below "
+               "that run) or median (that run's forecast final median alone); with "
+               "forecast.stop_by = learned");
   s.add_choice(
       "forecast.stop_by", "learned", {"learned", "hpt"},
       "forecast behind the stop list: learned (the pretrained level forecaster's interval at "
