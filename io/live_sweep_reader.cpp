@@ -129,7 +129,16 @@ struct LiveSweepReader::CsvSource {
 struct LiveSweepReader::TraceSource {
   std::string path;
   int run = -1;
-  long long size = -1, mtime = -1;
+  long long size = -1, mtime_ns = -1;
+  // Whether `st` differs from what was read last (size, or modification time to the nanosecond:
+  // a file rewritten within one second at the same size is still seen).
+  bool changed(const struct stat& st) const {
+    return (long long)st.st_size != size || modified_ns(st) != mtime_ns;
+  }
+  void remember(const struct stat& st) { size = (long long)st.st_size, mtime_ns = modified_ns(st); }
+  static long long modified_ns(const struct stat& st) {
+    return (long long)st.st_mtim.tv_sec * 1000000000LL + (long long)st.st_mtim.tv_nsec;
+  }
 };
 
 LiveSweepReader::LiveSweepReader(std::string folder) : folder_(std::move(folder)) {}
@@ -283,7 +292,7 @@ void LiveSweepReader::read_trace(TraceSource& src, double now, std::vector<std::
   struct stat st {};
   if (::stat(src.path.c_str(), &st) != 0) return mark_gone(src.path, notes);
   runs_[std::size_t(src.run)].gone = false;
-  if ((long long)st.st_size == src.size && (long long)st.st_mtime == src.mtime) return;
+  if (!src.changed(st)) return;
   std::vector<std::int64_t> steps;
   std::vector<double> loss, lr, val;
   try {
@@ -300,7 +309,7 @@ void LiveSweepReader::read_trace(TraceSource& src, double now, std::vector<std::
                     "); tried again at the next poll");
     return;
   }
-  src.size = (long long)st.st_size, src.mtime = (long long)st.st_mtime;
+  src.remember(st);
   LiveRun& run = runs_[std::size_t(src.run)];
   const std::size_t before = run.curve.steps.size();
   run.curve.steps.clear(), run.curve.loss.clear(), run.curve.lr.clear();
@@ -320,9 +329,9 @@ void LiveSweepReader::read_trace(TraceSource& src, double now, std::vector<std::
 // do not increase, make the plan unusable (a note; the run is forecast without it).
 void LiveSweepReader::read_plan(TraceSource& src, std::vector<std::string>& notes) {
   struct stat st {};
-  if (::stat(src.path.c_str(), &st) != 0) return;
-  if ((long long)st.st_size == src.size && (long long)st.st_mtime == src.mtime) return;
-  src.size = (long long)st.st_size, src.mtime = (long long)st.st_mtime;
+  if (::stat(src.path.c_str(), &st) != 0 || !src.changed(st)) return;
+  src.remember(st);
+  plans_changed_ = true;
   const std::string id = fs::path(src.path).stem().string();
   Plan plan;
   std::ifstream in(src.path);
@@ -349,7 +358,10 @@ void LiveSweepReader::read_plan(TraceSource& src, std::vector<std::string>& note
   plans_[id] = std::move(plan);
 }
 
+// Copies each run's plan into it, only when a plan was read or a run appeared since the last time.
 void LiveSweepReader::attach_plans() {
+  if (!plans_changed_ && runs_.size() == runs_with_plans_) return;
+  plans_changed_ = false, runs_with_plans_ = runs_.size();
   for (LiveRun& run : runs_) {
     const auto it = plans_.find(run.curve.id);
     if (it == plans_.end()) {

@@ -59,6 +59,8 @@ class LiveSweepReader {
     std::vector<double> lr;
   };
   std::map<std::string, Plan> plans_;  // by run id
+  bool plans_changed_ = false;         // a plan was read since attach_plans last copied them
+  std::size_t runs_with_plans_ = 0;    // runs_ when attach_plans last copied them
   bool grew_ = false;
 };
 

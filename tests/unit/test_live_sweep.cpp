@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <string>
@@ -69,6 +70,30 @@ LiveRow loss_row(long long step, double loss, double lr = kNaN) {
   LiveRow r;
   r.step = step, r.has_loss = true, r.loss = loss, r.lr = lr, r.val_loss = kNaN;
   return r;
+}
+
+// A plan (<run>.lr) rewritten in place at the same size, at once, is read again and reaches its
+// run; a poll without any change leaves the run's plan as it was.
+TEST(LiveSweepReader, PlanRewrittenAtTheSameSizeIsReadAgain) {
+  const std::string dir = ::testing::TempDir() + "/hpt_plan_folder";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  append(dir + "/a.csv", "step,loss\n1,2.0\n2,1.9\n");
+  append(dir + "/a.lr", "step,lr\n1,0.1\n2,0.1\n3,0.1\n");
+  hpt::io::LiveSweepReader reader(dir);
+  reader.poll(0.0);
+  ASSERT_EQ(reader.runs().size(), 1u);
+  ASSERT_EQ(reader.runs()[0].plan_lr.size(), 3u);
+  EXPECT_EQ(reader.runs()[0].plan_lr[2], 0.1);
+  {
+    std::ofstream out(dir + "/a.lr", std::ios::trunc);
+    out << "step,lr\n1,0.1\n2,0.1\n3,0.2\n";
+  }
+  reader.poll(0.1);
+  EXPECT_EQ(reader.runs()[0].plan_lr[2], 0.2);
+  reader.poll(0.2);
+  EXPECT_EQ(reader.runs()[0].plan_lr[2], 0.2);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(LiveRows, RestartCutsTheCurveBeforeTheRepeatedStep) {
