@@ -75,13 +75,7 @@ constexpr bool on_cuda() {
 }
 
 hpt::RolloutSettings settings_of(const Case& c) {
-  hpt::RolloutSettings settings;
-  settings.horizon = c.Y;
-  settings.scenarios = c.N;
-  settings.seed = 1000 + c.H;
-  settings.feature_update = c.mode;
-  settings.clamp = 3.0;
-  return settings;
+  return hpt::test::case_settings(c.Y, c.N, std::uint64_t(1000 + c.H), c.mode);
 }
 
 template <class T>

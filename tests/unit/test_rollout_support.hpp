@@ -5,6 +5,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <random>
 #include <vector>
@@ -29,6 +30,19 @@ std::vector<double> download(const View& v) {
   std::vector<double> out(mirror.span());
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = double(mirror.data()[i]);
   return out;
+}
+
+// The settings a kernel-comparison case runs with (features clamped at 3 so that paths stay
+// bounded).
+inline hpt::RolloutSettings case_settings(int horizon, int scenarios, std::uint64_t seed,
+                                          hpt::FeatureUpdate mode) {
+  hpt::RolloutSettings settings;
+  settings.horizon = horizon;
+  settings.scenarios = scenarios;
+  settings.seed = seed;
+  settings.feature_update = mode;
+  settings.clamp = 3.0;
+  return settings;
 }
 
 // A random RSSM and start state like test_rollout.cpp's, heads scaled with H so paths stay O(1).

@@ -55,13 +55,7 @@ std::vector<std::vector<double>> team_per_path(const Problem<Real, Mem>& pb, Gru
 }
 
 hpt::RolloutSettings settings_for(const Case& c) {
-  hpt::RolloutSettings settings;
-  settings.horizon = c.Y;
-  settings.scenarios = c.N;
-  settings.seed = 77 + c.N;
-  settings.feature_update = c.mode;
-  settings.clamp = 3.0;
-  return settings;
+  return hpt::test::case_settings(c.Y, c.N, std::uint64_t(77 + c.N), c.mode);
 }
 
 template <class T>
