@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/error.hpp"
+#include "forecast/origin_share.hpp"
 #include "kernels/ensemble_rollout.hpp"
 
 namespace hpt::forecast {
@@ -111,7 +113,7 @@ std::vector<double> experts_of(const ForecastRow& row) {
 }  // namespace
 
 CurveStudy::CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings& settings,
-                       RssmDynamics& dynamics, Encoder& encoder)
+                       RssmDynamics& dynamics, Encoder& encoder, const Communicator& comm)
     : runs_(runs),
       settings_(settings),
       dynamics_(dynamics),
@@ -128,6 +130,7 @@ CurveStudy::CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings&
       combination_(*std::max_element(group_.begin(), group_.end()) + 1,
                    int(settings.horizons.size()), kExperts, prior_expert(settings)),
       finetuner_(settings.level_model, settings.finetune, runs, group_),
+      comm_(comm),
       history_(encoder.create_history(int(runs.size()))),
       grid_(step_grid(runs)),
       next_(runs.size(), 0) {
@@ -143,6 +146,10 @@ CurveStudy::CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings&
   host_records_ = Kokkos::create_mirror_view(records_);
   host_active_ = Kokkos::create_mirror_view(state_.active);
   host_origin_ = Kokkos::create_mirror_view(origin_active_);
+  HPT_REQUIRE(comm_.size() == 1 || !settings_.ensemble,
+              "the ensemble's forecasts are not divided over processes");
+  const RunBlock block = run_block(R, comm_.rank(), comm_.size());
+  first_run_ = block.first, end_run_ = block.end;
 }
 
 CurveStudyResult CurveStudy::run(const std::function<void(const ReplayProgress&)>& progress) {
@@ -299,11 +306,14 @@ void CurveStudy::forecast_at_origin(long long g) {
   w.rows.resize(w.marked.size() * K);
   w.validation.resize(w.marked.size() * K);
   w.finals.resize(w.marked.size());
-  // The runs' fits and rows are independent: made on the host's threads, kept in run order.
+  // The runs' fits and rows are independent: made on the host's threads, kept in run order; over
+  // several processes each makes its block's and all then hold every run's.
+  const MarkedRange mine = marked_range(w.marked, {first_run_, end_run_});
   Kokkos::parallel_for("hpt::forecast_origin_rows",
-                       Kokkos::RangePolicy<HostExec>(0, int(w.marked.size())),
+                       Kokkos::RangePolicy<HostExec>(int(mine.lo), int(mine.hi)),
                        [&](int i) { forecast_run(f, g, std::size_t(i), w); });
   HostExec().fence();
+  share_origin_work(comm_, mine, horizon_count(), w);
   const GroupLeaders leaders = group_leaders(w.marked, w.finals, g);
   for (std::size_t i = 0; i < w.marked.size(); ++i)
     origins_.push_back(origin_row(f, w.marked[i], g, w.finals[i], leaders));
