@@ -247,7 +247,9 @@ int run_forecast_mode(const RunContext& ctx) {
   const CurveStudyResult result = study.run(WorkEstimate(c));
 
   print_summary(result, set.runs, dynamics, settings);
-  const double gemm_gflops = settings.ensemble ? measure_rollout_gemm(result, dynamics) : 0.0;
+  // Rank 0 alone measures (it alone writes the rate), so that no other process competes for cores.
+  const double gemm_gflops =
+      settings.ensemble && world.is_root() ? measure_rollout_gemm(result, dynamics) : 0.0;
   print_processes(world, int(set.runs.size()));
   print_rates(result, gemm_gflops);
   if (!world.is_root()) return 0;  // every process holds the result; rank 0 alone writes it

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.hpp"
 #include "forecast/origin_share.hpp"
 #include "kernels/ensemble_rollout.hpp"
 
@@ -146,8 +145,6 @@ CurveStudy::CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings&
   host_records_ = Kokkos::create_mirror_view(records_);
   host_active_ = Kokkos::create_mirror_view(state_.active);
   host_origin_ = Kokkos::create_mirror_view(origin_active_);
-  HPT_REQUIRE(comm_.size() == 1 || !settings_.ensemble,
-              "the ensemble's forecasts are not divided over processes");
   const RunBlock block = run_block(R, comm_.rank(), comm_.size());
   first_run_ = block.first, end_run_ = block.end;
 }
@@ -296,19 +293,19 @@ int CurveStudy::mark_origin_runs() {
 // and the baselines (and its validation points by the learned change), and gets its probability of
 // beating the best other run.
 void CurveStudy::forecast_at_origin(long long g) {
-  const int origin_runs = mark_origin_runs();
-  if (origin_runs == 0) return;
-  const CurveForecast f = settings_.ensemble ? ensemble_forecast(origin_runs) : CurveForecast{};
+  if (mark_origin_runs() == 0) return;
   OriginWork w;
   for (int r = 0; r < runs_count(); ++r)
     if (host_origin_(r)) w.marked.push_back(r);
+  // Over several processes each forecasts the marked runs of its block, and all then hold every
+  // marked run's forecasts.
+  const MarkedRange mine = marked_range(w.marked, {first_run_, end_run_});
+  const CurveForecast f = settings_.ensemble ? ensemble_forecast(w.marked, mine) : CurveForecast{};
   const std::size_t K = std::size_t(horizon_count());
   w.rows.resize(w.marked.size() * K);
   w.validation.resize(w.marked.size() * K);
   w.finals.resize(w.marked.size());
-  // The runs' fits and rows are independent: made on the host's threads, kept in run order; over
-  // several processes each makes its block's and all then hold every run's.
-  const MarkedRange mine = marked_range(w.marked, {first_run_, end_run_});
+  // The runs' fits and rows are independent: made on the host's threads, kept in run order.
   Kokkos::parallel_for("hpt::forecast_origin_rows",
                        Kokkos::RangePolicy<HostExec>(int(mine.lo), int(mine.hi)),
                        [&](int i) { forecast_run(f, g, std::size_t(i), w); });
@@ -405,8 +402,12 @@ double Leaders::median_other(double own) const {
   return n % 2 == 1 ? other(n / 2) : 0.5 * (other(n / 2 - 1) + other(n / 2));
 }
 
-// The ensemble's forecast of the marked runs (timed).
-CurveForecast CurveStudy::ensemble_forecast(int origin_runs) {
+// The ensemble's forecast of the marked runs (timed): this process rolls out those of `mine` and
+// gathers the others'.
+CurveForecast CurveStudy::ensemble_forecast(const std::vector<int>& marked, MarkedRange mine) {
+  for (std::size_t i = 0; i < marked.size(); ++i)
+    host_origin_(marked[i]) = i >= mine.lo && i < mine.hi ? 1 : 0;
+  const int origin_runs = int(mine.hi - mine.lo);
   Kokkos::deep_copy(origin_active_, host_origin_);
   encoder_.extract_loss_state(history_, state_.loss_states);
   const Encoder::Normalizer* norm = encoder_.normalizer();
@@ -420,6 +421,7 @@ CurveForecast CurveStudy::ensemble_forecast(int origin_runs) {
   timings_.member_steps += forecaster_.member_steps_per_forecast(origin_runs);
   timings_.rollout_paths = std::max<long long>(
       timings_.rollout_paths, (long long)origin_runs * settings_.scenarios * dynamics_.members());
+  share_ensemble_forecast(comm_, marked, mine, f);
   return f;
 }
 

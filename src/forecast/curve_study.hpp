@@ -209,11 +209,13 @@ struct OriginWork {
   std::vector<LevelForecast> finals;
 };
 
+struct MarkedRange;  // the marked runs of one process (forecast/origin_share.hpp)
+
 class CurveStudy {
  public:
   // `runs`, `dynamics` (initialised or loaded) and `encoder` must outlive the study. Over several
   // processes of `comm` each forecasts its block of runs (forecast/origin_share.hpp) and all end
-  // with the same result; the ensemble is then not supported (forecast.ensemble = off).
+  // with the same result.
   CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings& settings,
              RssmDynamics& dynamics, Encoder& encoder, const Communicator& comm);
   // Replays every run, then scores and judges; `progress` is called every run.print_every steps
@@ -228,7 +230,7 @@ class CurveStudy {
   void observe_and_train();
   void score_due(long long g);
   void forecast_at_origin(long long g);
-  CurveForecast ensemble_forecast(int origin_runs);
+  CurveForecast ensemble_forecast(const std::vector<int>& marked, MarkedRange mine);
   int mark_origin_runs();
   OriginFits fit_origin(int r) const;
   bool judge_by_final() const {

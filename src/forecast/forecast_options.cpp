@@ -114,8 +114,7 @@ void declare_forecast_options(OptionSchema& s) {
                "(the validation loss, forecast by the learned change; every run needs val_loss)");
   s.add_choice("forecast.ensemble", "on", {"on", "off"},
                "hpt's RSSM ensemble (the hpt column, trained online): on, or off for the other "
-               "forecasters alone, many times faster on large sweeps and the one that runs on "
-               "several MPI processes (docs/mpi.md)");
+               "forecasters alone, many times faster on large sweeps");
   declare_finetune_options(s);
 }
 

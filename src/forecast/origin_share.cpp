@@ -101,4 +101,51 @@ void share_origin_work(const Communicator& comm, MarkedRange mine, int K, Origin
   unpack_origin_work(comm.allgather(pack_origin_work(w, mine, K), Traffic::Evaluation), K, w);
 }
 
+namespace {
+
+// Numbers per marked run of an ensemble forecast: mean, q05, q50, q95 per horizon, then the paths.
+std::size_t ensemble_numbers(const CurveForecast& f) {
+  return std::size_t(4 * f.horizons + f.paths);
+}
+
+}  // namespace
+
+std::vector<double> pack_ensemble_forecast(const CurveForecast& f, const std::vector<int>& marked,
+                                           MarkedRange range) {
+  std::vector<double> out;
+  out.reserve((range.hi - range.lo) * ensemble_numbers(f));
+  for (std::size_t i = range.lo; i < range.hi; ++i) {
+    const std::size_t at = std::size_t(marked[i]) * std::size_t(f.horizons);
+    for (const std::vector<double>* v : {&f.mean, &f.q05, &f.q50, &f.q95})
+      out.insert(out.end(), v->begin() + long(at), v->begin() + long(at) + f.horizons);
+    const auto paths = f.paths_last.begin() + long(std::size_t(marked[i]) * std::size_t(f.paths));
+    out.insert(out.end(), paths, paths + f.paths);
+  }
+  return out;
+}
+
+void unpack_ensemble_forecast(const std::vector<double>& packed, const std::vector<int>& marked,
+                              CurveForecast& f) {
+  HPT_REQUIRE(packed.size() == marked.size() * ensemble_numbers(f),
+              "the gathered ensemble forecasts of an origin have the wrong length");
+  auto from = packed.begin();
+  for (const int r : marked) {
+    const std::size_t at = std::size_t(r) * std::size_t(f.horizons);
+    for (std::vector<double>* v : {&f.mean, &f.q05, &f.q50, &f.q95}) {
+      std::copy(from, from + f.horizons, v->begin() + long(at));
+      from += f.horizons;
+    }
+    std::copy(from, from + f.paths,
+              f.paths_last.begin() + long(std::size_t(r) * std::size_t(f.paths)));
+    from += f.paths;
+  }
+}
+
+void share_ensemble_forecast(const Communicator& comm, const std::vector<int>& marked,
+                             MarkedRange mine, CurveForecast& f) {
+  if (comm.size() == 1) return;
+  unpack_ensemble_forecast(
+      comm.allgather(pack_ensemble_forecast(f, marked, mine), Traffic::Evaluation), marked, f);
+}
+
 }  // namespace hpt::forecast

@@ -1,9 +1,10 @@
 #pragma once
 // The runs of a forecast origin divided over the processes of the run (docs/mpi.md): process p of
-// N forecasts the marked runs of its contiguous block of run indices, [R p / N, R (p + 1) / N), and
-// every process then holds every run's work, gathered in run order. The parts of the study that
-// compare or pool runs (calibration, error records, combination, leaders, stop list) therefore see
-// exactly what one process computes, on every process. With one process nothing is exchanged.
+// N forecasts the marked runs of its contiguous block of run indices, [R p / N, R (p + 1) / N) (the
+// ensemble's rollouts, the fits and rows), and every process then holds every run's forecasts,
+// gathered in run order. The parts of the study that compare or pool runs (calibration, error
+// records, combination, leaders, stop list) therefore see exactly what one process computes, on
+// every process. With one process nothing is exchanged.
 #include <cstddef>
 #include <vector>
 
@@ -32,5 +33,14 @@ void unpack_origin_work(const std::vector<double>& packed, int K, OriginWork& w)
 
 // Each process has made the entries `mine` of `w`; afterwards every process holds all of them.
 void share_origin_work(const Communicator& comm, MarkedRange mine, int K, OriginWork& w);
+
+// The ensemble's forecast `f` holds the marked runs `mine` of this process (statistics at every
+// horizon and the last horizon's paths); afterwards every process's holds every marked run's.
+std::vector<double> pack_ensemble_forecast(const CurveForecast& f, const std::vector<int>& marked,
+                                           MarkedRange range);
+void unpack_ensemble_forecast(const std::vector<double>& packed, const std::vector<int>& marked,
+                              CurveForecast& f);
+void share_ensemble_forecast(const Communicator& comm, const std::vector<int>& marked,
+                             MarkedRange mine, CurveForecast& f);
 
 }  // namespace hpt::forecast

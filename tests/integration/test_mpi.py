@@ -9,8 +9,8 @@ be unequal (exit 2, before any work), as are the modes that do not run data-para
 A short hybrid run on the digits deck makes the same decisions on 2 processes as on 1, and the same on both
 processes; a comparison on 2 processes reports each arm's communication, where hybrid's real steps alone make gradient
 allreduces. The Slurm job run/slurm/mpi.sbatch (stand-in srun and scontrol) stops on SIGUSR1 with a checkpoint,
-requeues, and continues. run.mode = forecast (forecast.ensemble = off), divided by run, writes on 2 processes the same
-file as on 1, bit for bit, for 5 runs (blocks of 2 and 3) and for 1 run; with the ensemble on it is refused (exit 2).
+requeues, and continues. run.mode = forecast, divided by run, writes on 2 processes the same file as on 1, bit for
+bit, with and without the shared ensemble, for 5 runs (blocks of 2 and 3) and for 1 run.
 Needs a binary built with HPT_ENABLE_MPI; against any other it exits 77, which ctest reports as skipped."""
 import configparser
 import os
@@ -336,8 +336,9 @@ if stopped:
                  r.stdout[-800:] + r.stderr[-800:])
 
 # run.mode = forecast divided by run: 1 and 2 processes write the same file, bit for bit, on a sweep of 5 runs of 2
-# problems (an odd number: blocks of 2 and 3 runs), with the learned model fine-tuned online and the median stop rule
-# (the parts that pool or compare runs), and on a single run (the second process forecasts none).
+# problems (an odd number: blocks of 2 and 3 runs) with the learned model fine-tuned online and the median stop rule
+# (the parts that pool or compare runs), with the shared ensemble (trained online on every process, its rollouts
+# divided) judging the stop list, and on a single run (the second process forecasts none).
 def curve_file(path, ids, steps):
     with h5py.File(os.path.join(a.root, "tests", "data", "curves", "torch-curves.h5"), "r") as src, \
             h5py.File(path, "w") as dst:
@@ -354,13 +355,14 @@ def forecast(n, curves, out, *sets):
     cmd = ["mpirun", "-np", str(n), "--oversubscribe", "--allow-run-as-root", "-x", "OMP_PROC_BIND=false",
            "-x", "OMP_WAIT_POLICY=passive", a.hpt, "-i", hptest.deck_path(a.root, "forecast.ini")]
     for s in [f"forecast.input={curves}", f"output.dir={out}", "output.name=fc", "run.threads=1",
-              "forecast.ensemble=off", "forecast.horizons=10,50", "forecast.every=10"] + list(sets):
+              "forecast.horizons=10,50", "forecast.every=10"] + list(sets):
         cmd += ["--set", s]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
 
 
 # The root attributes that hold wall times and rates, or the deck (whose output.dir differs).
-TIMED = {"seconds", "run_steps_per_second", "rollout_member_steps_per_second", "gemm_gflops", "hpt_deck"}
+TIMED = {"seconds", "run_steps_per_second", "rollout_member_steps_per_second", "rollout_gflops", "gemm_gflops",
+         "hpt_deck"}
 
 
 def contents(path):
@@ -386,10 +388,14 @@ curve_file(sweep5, ["cnn-shapes_adamw_constant_lr0_s0", "cnn-shapes_adamw_consta
                     "mlp-spirals_sgd_constant_lr1_s1"], 300)
 single = os.path.join(a.work, "single.h5")
 curve_file(single, ["mlp-spirals_adamw_cosine_lr0_s0"], 300)
-for what, curves, sets in [("5 runs of 2 problems", sweep5, ["forecast.finetune=on", "forecast.finetune_every=50",
-                                                               "forecast.stop_rule=median"]),
-                           ("1 run", single, [])]:
-    outs = {n: os.path.join(a.work, f"forecast{n}_{os.path.basename(curves)[:-3]}") for n in (1, 2)}
+ensemble = ["forecast.ensemble=on", "forecast.stop_by=hpt", "forecast.scenarios=8", "dynamics.members=2",
+            "dynamics.hidden=16", "dynamics.stochastic=4"]
+for tag, what, curves, sets in [
+        ("learned", "5 runs of 2 problems", sweep5,
+         ["forecast.ensemble=off", "forecast.finetune=on", "forecast.finetune_every=50", "forecast.stop_rule=median"]),
+        ("ensemble", "5 runs, the ensemble", sweep5, ensemble),
+        ("single", "1 run, the ensemble", single, ensemble)]:
+    outs = {n: os.path.join(a.work, f"forecast{n}_{tag}") for n in (1, 2)}
     runs = {n: forecast(n, curves, outs[n], *sets) for n in (1, 2)}
     if not (ok(runs[1], f"forecast, {what}: 1 process") and ok(runs[2], f"forecast, {what}: 2 processes")):
         continue
@@ -405,8 +411,8 @@ for what, curves, sets in [("5 runs of 2 problems", sweep5, ["forecast.finetune=
 
 # Refused before any work (no output folder): a batch that does not split, a mode that does not run data-parallel.
 for what, sets, key in [("a global batch of 61 rows on 2 processes", ["train.batch_size=61"], "train.batch_size"),
-                        ("run.mode = forecast with the shared ensemble on 2 processes", ["run.mode=forecast"],
-                         "forecast.ensemble"),
+                        ("run.mode = forecast without forecast.input on 2 processes", ["run.mode=forecast"],
+                         "forecast.input"),
                         ("run.mode = rollout on 2 processes", ["run.mode=rollout"], "run.mode")]:
     bad_out = os.path.join(a.work, "refused")
     r = mpirun(2, *sets, name="bad", steps=N, out=bad_out)

@@ -1,7 +1,7 @@
 // The runs of a forecast origin divided over processes: every process's block of runs (contiguous,
 // disjoint, covering all runs), the marked runs inside a block, and the packing that carries an
-// origin's work between processes, restoring every field bit for bit (NaN, -0.0 and large steps
-// included).
+// origin's work and the ensemble's forecasts between processes, restoring every field bit for bit
+// (NaN, -0.0 and large steps included).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -72,8 +72,8 @@ void expect_same(const ValidationRow& a, const ValidationRow& b) {
   EXPECT_EQ(a.k, b.k);
   EXPECT_EQ(a.f.val_step, b.f.val_step);
   for (const auto m :
-       {&hpt::forecast::ValidationForecast::level, &ValidationForecast::mid,
-        &ValidationForecast::lo, &ValidationForecast::hi, &ValidationForecast::target})
+       {&ValidationForecast::level, &ValidationForecast::mid, &ValidationForecast::lo,
+        &ValidationForecast::hi, &ValidationForecast::target})
     EXPECT_TRUE(same_bits(a.f.*m, b.f.*m));
 }
 
@@ -142,6 +142,39 @@ TEST(OriginShare, AGatherOfTheWrongLengthIsRefused) {
   const OriginWork w = sample_work(2, K);
   OriginWork out = empty_like(w, K);
   EXPECT_THROW(unpack_origin_work(pack_origin_work(w, {0, 1}, K), K, out), hpt::InternalError);
+}
+
+// A forecast of `runs` runs at K horizons with `paths` paths, NaN where a run was not rolled out.
+CurveForecast empty_forecast(int runs, int K, int paths) {
+  CurveForecast f;
+  f.runs = runs, f.horizons = K, f.paths = paths;
+  f.mean.assign(std::size_t(runs * K), ForecastRow::kNaN);
+  f.q05 = f.q50 = f.q95 = f.mean;
+  f.paths_last.assign(std::size_t(runs * paths), ForecastRow::kNaN);
+  return f;
+}
+
+TEST(OriginShare, EnsembleForecastsOfTwoBlocksUnpackToTheWholeForecast) {
+  const int R = 6, K = 2, P = 3;
+  const std::vector<int> marked{0, 2, 3, 5};
+  CurveForecast whole = empty_forecast(R, K, P);
+  double x = -0.0;
+  for (const int r : marked) {
+    for (std::vector<double>* v : {&whole.mean, &whole.q05, &whole.q50, &whole.q95})
+      for (int k = 0; k < K; ++k) (*v)[std::size_t(r * K + k)] = x, x += 0.75;
+    for (int p = 0; p < P; ++p) whole.paths_last[std::size_t(r * P + p)] = x, x -= 2.5;
+  }
+  // Process 0 rolled out runs 0 and 2 (marked entries [0, 2)), process 1 runs 3 and 5.
+  std::vector<double> packed = pack_ensemble_forecast(whole, marked, {0, 2});
+  const std::vector<double> second = pack_ensemble_forecast(whole, marked, {2, 4});
+  packed.insert(packed.end(), second.begin(), second.end());
+  CurveForecast out = empty_forecast(R, K, P);
+  unpack_ensemble_forecast(packed, marked, out);
+  for (const auto m : {&CurveForecast::mean, &CurveForecast::q05, &CurveForecast::q50,
+                       &CurveForecast::q95, &CurveForecast::paths_last})
+    for (std::size_t i = 0; i < (whole.*m).size(); ++i)
+      EXPECT_TRUE(same_bits((whole.*m)[i], (out.*m)[i])) << i;
+  EXPECT_THROW(unpack_ensemble_forecast(second, marked, out), hpt::InternalError);
 }
 
 }  // namespace
