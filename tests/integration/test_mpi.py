@@ -406,8 +406,8 @@ for tag, what, curves, sets in [
     one, two = contents(os.path.join(outs[1], "fc.h5")), contents(os.path.join(outs[2], "fc.h5"))
     differ = sorted(k for k in set(one) | set(two) if one.get(k) != two.get(k))
     hptest.check(len(one) > 50 and "forecasts/run" in one and "stop/run" in one and not differ,
-                 f"forecast, {what}: every dataset and attribute of 2 processes (but wall times and rates) equals 1 process's, "
-                 f"bit for bit ({len(one)} of them)", f"differ: {differ}")
+                 f"forecast, {what}: every dataset and attribute of 2 processes (but wall times and rates) equals "
+                 f"1 process's, bit for bit ({len(one)} of them)", f"differ: {differ}")
 
 # Refused before any work (no output folder): a batch that does not split, a mode that does not run data-parallel.
 for what, sets, key in [("a global batch of 61 rows on 2 processes", ["train.batch_size=61"], "train.batch_size"),
