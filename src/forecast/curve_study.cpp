@@ -312,8 +312,9 @@ void CurveStudy::forecast_at_origin(long long g) {
   HostExec().fence();
   share_origin_work(comm_, mine, horizon_count(), w);
   const GroupLeaders leaders = group_leaders(w.marked, w.finals, g);
-  for (std::size_t i = 0; i < w.marked.size(); ++i)
-    origins_.push_back(origin_row(f, w.marked[i], g, w.finals[i], leaders));
+  std::vector<LevelForecast> by_run(runs_.size(), LevelForecast{kNaN, kNaN, kNaN});
+  for (std::size_t i = 0; i < w.marked.size(); ++i) by_run[std::size_t(w.marked[i])] = w.finals[i];
+  for (int r : w.marked) origins_.push_back(origin_row(f, r, g, by_run, leaders));
   for (const ForecastRow& row : w.rows) {
     if (!std::isnan(row.target))
       due_.emplace(g + settings_.horizons[std::size_t(row.k)] + kTargetAfter, rows_.size());
@@ -475,10 +476,13 @@ ForecastRow CurveStudy::forecast_row(const CurveForecast& f, const OriginFits& f
 // Probability of beating the best other run of its group (runs of different problems are never
 // compared). With forecast.stop_by = learned and a pretrained model: that the run's final log loss
 // (`final`, the learned two-piece normal at its group's last step) lies below the lowest forecast
-// final median of the others. Else: the fraction of the ensemble's calibrated sample paths at the
-// largest horizon below the others' lowest current log loss (log mean of the newest 10).
+// final median of the others, or with forecast.stop_against = interval below that run's forecast
+// (a run not at this origin counts with its current level, a point). Else: the fraction of the
+// ensemble's calibrated sample paths at the largest horizon below the others' lowest current log
+// loss (log mean of the newest 10).
 OriginRow CurveStudy::origin_row(const CurveForecast& f, int r, long long g,
-                                 const LevelForecast& final, const GroupLeaders& leaders) const {
+                                 const std::vector<LevelForecast>& finals,
+                                 const GroupLeaders& leaders) const {
   const int K = horizon_count();
   const std::size_t gi = std::size_t(group_[std::size_t(r)]);
   OriginRow o;
@@ -487,9 +491,13 @@ OriginRow CurveStudy::origin_row(const CurveForecast& f, int r, long long g,
   o.best_other = leaders[gi].best_other(r);
   if (std::isnan(o.best_other)) return o;
   if (judge_by_final()) {
+    const LevelForecast& final = finals[std::size_t(r)];
     o.final_mid = final.mid, o.final_lo = final.lo, o.final_hi = final.hi;
     o.others_median = leaders[gi].median_other(final.mid);
-    o.beat_probability = final.probability_below(o.best_other);
+    const LevelForecast& other = finals[std::size_t(leaders[gi].best_other_run(r))];
+    o.beat_probability = settings_.stop_against == StopAgainst::kInterval && !std::isnan(other.mid)
+                             ? final.probability_below(other)
+                             : final.probability_below(o.best_other);
     return o;
   }
   if (!settings_.ensemble) return o;  // no forecaster to judge by: never stopped

@@ -54,14 +54,15 @@ struct CurveStudySettings {
   double stop_at = 0.25;                                     // forecast.stop_at
   double stop_confidence = 0.9;                              // forecast.stop_confidence
   bool stop_by_learned = true;  // forecast.stop_by = learned (else hpt's ensemble paths)
-  StopRule stop_rule = StopRule::kProbability;  // forecast.stop_rule
-  bool ensemble = true;                         // forecast.ensemble: off leaves the hpt column NaN
-  bool stop_on_validation = false;              // forecast.stop_on = validation (else train)
-  std::uint64_t seed = 1;                       // run.seed
-  std::size_t print_every = 100;                // run.print_every
-  RssmTrainOptions training;                    // [dynamics] online training
-  LevelModel level_model;     // forecast.pretrained; empty: `learned` repeats `last`
-  FinetuneSettings finetune;  // forecast.finetune*: refits of level_model per group
+  StopRule stop_rule = StopRule::kProbability;      // forecast.stop_rule
+  StopAgainst stop_against = StopAgainst::kMedian;  // forecast.stop_against
+  bool ensemble = true;             // forecast.ensemble: off leaves the hpt column NaN
+  bool stop_on_validation = false;  // forecast.stop_on = validation (else train)
+  std::uint64_t seed = 1;           // run.seed
+  std::size_t print_every = 100;    // run.print_every
+  RssmTrainOptions training;        // [dynamics] online training
+  LevelModel level_model;           // forecast.pretrained; empty: `learned` repeats `last`
+  FinetuneSettings finetune;        // forecast.finetune*: refits of level_model per group
 };
 
 // One scored forecast (run, origin, horizon index k) of hpt and the baselines. Log losses.
@@ -242,8 +243,9 @@ class CurveStudy {
   void forecast_run(const CurveForecast& f, long long g, std::size_t i, OriginWork& w) const;
   ForecastRow forecast_row(const CurveForecast& f, const OriginFits& fits, int r, int k,
                            long long g) const;
-  OriginRow origin_row(const CurveForecast& f, int r, long long g, const LevelForecast& final,
-                       const GroupLeaders& leaders) const;
+  // `finals`: the final forecast of every run at this origin, by run (NaN for the others).
+  OriginRow origin_row(const CurveForecast& f, int r, long long g,
+                       const std::vector<LevelForecast>& finals, const GroupLeaders& leaders) const;
   double current_log_loss(int r) const;
   // Run r's learned model: its group's, fine-tuned so far, or the pretrained one.
   const LevelModel& level_model(int r) const { return finetuner_.model(group_[std::size_t(r)]); }

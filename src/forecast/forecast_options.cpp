@@ -65,6 +65,11 @@ StopRule stop_rule_from_config(const Config& c) {
                                                         : StopRule::kProbability;
 }
 
+StopAgainst stop_against_from_config(const Config& c) {
+  return c.get_string("forecast.stop_against") == "interval" ? StopAgainst::kInterval
+                                                             : StopAgainst::kMedian;
+}
+
 void declare_forecast_options(OptionSchema& s) {
   s.add_string("forecast.input", "",
                "loss curves to forecast: HDF5 (/runs/<id>/step, loss[, lr, grad_norm, val_step, "
@@ -88,6 +93,10 @@ void declare_forecast_options(OptionSchema& s) {
       "how a judged run is stopped: probability (P(beat the best other run) below 1 - "
       "forecast.stop_confidence) or median (that, or its forecast final median above the "
       "median of the other runs' forecast final medians; needs forecast.stop_by = learned)");
+  s.add_choice("forecast.stop_against", "median", {"median", "interval"},
+               "what a judged run's forecast final interval is set against: median (the best other "
+               "run's forecast final median) or interval (that run's forecast interval too: the "
+               "probability that the judged run ends below it); with forecast.stop_by = learned");
   s.add_choice(
       "forecast.stop_by", "learned", {"learned", "hpt"},
       "forecast behind the stop list: learned (the pretrained level forecaster's interval at "
@@ -152,6 +161,7 @@ CurveStudySettings read_curve_study_settings(const Config& c) {
   s.stop_confidence = c.get_real("forecast.stop_confidence");
   s.stop_by_learned = c.get_string("forecast.stop_by") == "learned";
   s.stop_rule = stop_rule_from_config(c);
+  s.stop_against = stop_against_from_config(c);
   s.ensemble = c.get_string("forecast.ensemble") == "on";
   s.stop_on_validation = c.get_string("forecast.stop_on") == "validation";
   if (s.stop_on_validation && !s.stop_by_learned)

@@ -25,6 +25,8 @@ CurveStudySettings read_curve_study_settings(const Config& config);
 
 // forecast.stop_rule (the stop list of forecast mode and of a live watch).
 StopRule stop_rule_from_config(const Config& config);
+// forecast.stop_against (likewise shared by forecast mode and the live watch).
+StopAgainst stop_against_from_config(const Config& config);
 
 // With forecast.stop_on = validation, every run must have validation losses (InputError naming
 // the key and the first run without them).

@@ -111,13 +111,58 @@ void reweight(const std::vector<LevelSample>& samples, const std::vector<double>
   }
 }
 
+constexpr double kZ95 = 1.6448536269514722;  // the standard normal's 95 % quantile
+
 }  // namespace
 
 double LevelForecast::probability_below(double b) const {
-  constexpr double kZ95 = 1.6448536269514722;  // the standard normal's 95 % quantile
   const double spread = (b < mid ? mid - lo : hi - mid) / kZ95;
   if (spread <= 0) return b < mid ? 0.0 : (b > mid ? 1.0 : 0.5);
   return 0.5 * std::erfc(-(b - mid) / (spread * std::sqrt(2.0)));
+}
+
+namespace {
+
+// The spreads of a forecast's lower and upper half (NaN without an interval).
+double spread_lo(const LevelForecast& f) {
+  return (f.mid - f.lo) / kZ95;
+}
+double spread_hi(const LevelForecast& f) {
+  return (f.hi - f.mid) / kZ95;
+}
+bool has_spread(const LevelForecast& f) {
+  return !std::isnan(spread_lo(f)) && !std::isnan(spread_hi(f)) &&
+         (spread_lo(f) > 0 || spread_hi(f) > 0);
+}
+
+// E g(V) for V under the two-piece normal d, V = mid + spread(z) z with z ~ N(0, 1): Simpson's
+// rule on each half of z in [-8, 8] (the spread changes at z = 0, a node).
+template <class G>
+double expectation(const LevelForecast& d, const G& g) {
+  constexpr int kHalf = 200;  // intervals per half (even)
+  constexpr double kStep = 8.0 / kHalf;
+  double sum = 0;
+  for (int i = -kHalf; i <= kHalf; ++i) {
+    const int j = i < 0 ? i + kHalf : i;  // index within its half: ends weigh 1, odd 4, even 2
+    const double w = i == 0 ? 2.0 : (j == 0 || j == kHalf) ? 1.0 : (j % 2 == 1 ? 4.0 : 2.0);
+    const double z = i * kStep;
+    const double density = std::exp(-0.5 * z * z) * 0.3989422804014327;  // 1 / sqrt(2 pi)
+    sum += w * density * g(d.mid + (z < 0 ? spread_lo(d) : spread_hi(d)) * z);
+  }
+  return sum * kStep / 3.0;
+}
+
+}  // namespace
+
+// Integrated over the narrower of the two forecasts, so that the other's CDF is smooth on the grid.
+double LevelForecast::probability_below(const LevelForecast& other) const {
+  if (!has_spread(other)) return probability_below(other.mid);
+  if (!has_spread(*this)) return 1.0 - other.probability_below(mid);
+  const double p =
+      spread_lo(*this) + spread_hi(*this) < spread_lo(other) + spread_hi(other)
+          ? expectation(*this, [&](double v) { return 1.0 - other.probability_below(v); })
+          : expectation(other, [&](double v) { return probability_below(v); });
+  return std::min(1.0, std::max(0.0, p));
 }
 
 LevelForecast level_forecast(const LevelModel& model, const LevelFeatures& f) {

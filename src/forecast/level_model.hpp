@@ -32,6 +32,9 @@ struct LevelForecast {
   // P(log loss < b) under the two-piece normal with median `mid` whose 5 % and 95 % quantiles are
   // lo and hi (each half its own spread; a zero spread is a step).
   double probability_below(double b) const;
+  // P(this log loss < the other's) for independent two-piece normals; an `other` without an
+  // interval (lo or hi NaN, or no spread) is the point other.mid.
+  double probability_below(const LevelForecast& other) const;
 };
 LevelForecast level_forecast(const LevelModel& model, const LevelFeatures& f);
 // The forecast h steps after the history's origin, for any h >= 0 (beyond the fitted horizons the

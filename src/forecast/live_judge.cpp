@@ -218,7 +218,10 @@ Judgment LiveJudge::judge(const std::vector<LiveRun>& runs, int r, int k, PollCo
   if (std::isnan(j.best_other)) return j;
   j.best_other_run = runs[std::size_t(l.best_other_run(r))].curve.id;
   j.others_median = l.median_other(level[std::size_t(r)]);
-  j.beat_probability = j.final.probability_below(j.best_other);
+  LevelForecast other{j.best_other, kNaN, kNaN};  // a point unless judged against its interval
+  if (s_.stop_against == StopAgainst::kInterval)
+    level_at_origin(runs, l.best_other_run(r), j.origin, ctx, &other);
+  j.beat_probability = j.final.probability_below(other);
   j.stop = stop_verdict(s_.stop_rule, j.beat_probability, 1.0 - s_.stop_confidence, j.final.mid,
                         j.others_median);
   return j;
@@ -280,9 +283,13 @@ void LiveJudge::refresh(const std::vector<LiveRun>& runs, const PollContext& ctx
       st.best_other = out[std::size_t(q)].final_q50;
       st.best_other_run = runs[std::size_t(q)].curve.id;
     }
-    if (!std::isnan(st.best_other) && !std::isnan(st.final_q05))
-      st.beat_probability =
-          LevelForecast{st.final_q50, st.final_q05, st.final_q95}.probability_below(st.best_other);
+    if (std::isnan(st.best_other) || std::isnan(st.final_q05)) continue;
+    const RunStatus& o = out[std::size_t(q)];
+    const LevelForecast other = s_.stop_against == StopAgainst::kInterval
+                                    ? LevelForecast{o.final_q50, o.final_q05, o.final_q95}
+                                    : LevelForecast{st.best_other, kNaN, kNaN};
+    st.beat_probability =
+        LevelForecast{st.final_q50, st.final_q05, st.final_q95}.probability_below(other);
   }
 }
 

@@ -28,9 +28,10 @@ struct LiveJudgeSettings {
   // The fractions of the planned last step at which runs are judged: forecast.stop_at, then
   // watch.rejudge_at (increasing). A run kept at one is judged again at the next.
   std::vector<double> rungs{0.25};
-  double stop_confidence = 0.9;                 // forecast.stop_confidence
-  StopRule stop_rule = StopRule::kProbability;  // forecast.stop_rule
-  bool by_validation = false;                   // forecast.stop_on = validation
+  double stop_confidence = 0.9;                     // forecast.stop_confidence
+  StopRule stop_rule = StopRule::kProbability;      // forecast.stop_rule
+  StopAgainst stop_against = StopAgainst::kMedian;  // forecast.stop_against
+  bool by_validation = false;                       // forecast.stop_on = validation
   double stale_after = 600;        // watch.stale_after: a run this long without a row is idle
   double max_stop_fraction = 0.5;  // watch.max_stop_fraction of the live runs per poll
   LevelModel model;                // forecast.pretrained (required)

@@ -10,6 +10,12 @@ namespace hpt::forecast {
 // of the other runs' (Optuna's median pruner applied to forecast final levels, not current ones).
 enum class StopRule { kProbability, kMedian };
 
+// What the judged run's final interval is set against (forecast.stop_against): kMedian, the best
+// other run's forecast final median; kInterval, that run's forecast interval too (the probability
+// that the judged run ends below it, both forecasts independent), so that a wildly uncertain
+// forecast of another run does not stop the rest.
+enum class StopAgainst { kMedian, kInterval };
+
 inline bool stop_verdict(StopRule rule, double beat_probability, double below_probability,
                          double final_mid, double others_median) {
   if (beat_probability < below_probability) return true;

@@ -44,11 +44,11 @@ def write_plans(path, folder, job_names):
                 continue
             name = f"{rid}-1000_{i}" if job_names else rid
             with open(os.path.join(folder, name + ".lr"), "w") as out:
-                out.write("step,lr\n" + "".join(f"{s},{lr!r}\n" for s, lr in zip(g["step"][...], g["lr"][...])))
+                out.write("step,lr\n" + "".join(f"{int(s)},{float(lr)!r}\n" for s, lr in zip(g["step"][...], g["lr"][...])))
 
 
 def row(step, loss, group, planned):
-    return f"{step},{loss!r}" + (f",{group}" if group else "") + (f",{planned}" if planned else "") + "\n"
+    return f"{int(step)},{float(loss)!r}" + (f",{group}" if group else "") + (f",{planned}" if planned else "") + "\n"
 
 
 def main():

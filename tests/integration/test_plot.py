@@ -133,7 +133,7 @@ os.makedirs(live)
 with f5.File(curves, "r") as fc:
     for rid, g in fc["runs"].items():
         with open(os.path.join(live, rid + ".csv"), "w") as fh:
-            fh.write("step,loss\n" + "".join(f"{st},{lo!r}\n" for st, lo in
+            fh.write("step,loss\n" + "".join(f"{int(st)},{float(lo)!r}\n" for st, lo in
                                              zip(g["step"][:150], g["loss"][:150])))
 r = run(a.hpt, deck_path(a.root, "watch.ini"), f"watch.folder={live}", "watch.final_step=300",
         "watch.max_polls=1", f"output.dir={out}", "output.name=w", cwd=a.root)

@@ -155,9 +155,15 @@ check(sum(v[2] for v in offline_lr.values()) != sum(v[2] for v in offline.values
       "the schedule changes the judgments (so the check above tests the plans)")
 
 # --- forecast.stop_rule = median (also stopped when the forecast final median lies above the
-#     median of the others'): the watcher's judgments equal forecast mode's with the same rule
-median_rule = ("forecast.stop_rule=median", "forecast.stop_confidence=0.99")
+#     median of the others') judged against the other run's interval (forecast.stop_against =
+#     interval): the watcher's judgments equal forecast mode's with the same rule
+median_rule = ("forecast.stop_rule=median", "forecast.stop_confidence=0.99", "forecast.stop_against=interval")
 _, offline_m = offline_stop_list("curves_median", True, *median_rule)
+_, offline_point = offline_stop_list("curves_median_point", True, *median_rule[:2])
+check(sum(offline_m[r][1] > offline_point[r][1] + 1e-6 for r in offline_m if offline_point[r][1] < 0.1) >= 1,
+      "against the best other run's interval, runs judged behind get a higher probability of beating it "
+      "(so the check below tests forecast.stop_against)",
+      str({r: (offline_m[r][1], offline_point[r][1]) for r in list(offline_m)[:6]}))
 by_median = os.path.join(work, "median")
 os.makedirs(by_median)
 watcher = subprocess.Popen(watch_cmd(by_median, "m", *median_rule), stdout=subprocess.PIPE,

@@ -111,3 +111,29 @@ TEST(LevelModel, ProbabilityBelowIsTheTwoPieceNormal) {
   f.lo = f.mid;  // no spread below: a step
   EXPECT_EQ(f.probability_below(0.99), 0.0);
 }
+
+// P(X < Y) for two independent two-piece normals, against the closed form where both halves share
+// a spread and against a fine host quadrature of the density of Y times the CDF of X otherwise.
+TEST(LevelModel, ProbabilityBelowAnotherForecastIntegratesItsInterval) {
+  using hpt::forecast::LevelForecast;
+  constexpr double kZ95 = 1.6448536269514722;
+  auto cdf = [](double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); };
+  const LevelForecast x{1.0, 0.6, 1.4}, y{1.3, 0.8, 1.8};  // normals: spreads 0.4 and 0.5 / kZ95
+  const double sx = 0.4 / kZ95, sy = 0.5 / kZ95;
+  EXPECT_NEAR(x.probability_below(y), cdf(0.3 / std::sqrt(sx * sx + sy * sy)), 1e-7);
+  // Skewed both ways: a host trapezoid over y of density_Y(y) * P(X < y).
+  const LevelForecast a{0.2, -0.1, 1.5}, b{-0.5, -3.5, 1.0};
+  const double b_lo = (b.mid - b.lo) / kZ95, b_hi = (b.hi - b.mid) / kZ95;
+  double host = 0;
+  const double dy = 1e-4;
+  for (double yv = b.mid - 12 * b_lo; yv <= b.mid + 12 * b_hi; yv += dy) {
+    const double s = yv < b.mid ? b_lo : b_hi, z = (yv - b.mid) / s;
+    host += std::exp(-0.5 * z * z) / (s * std::sqrt(2 * 3.14159265358979323846)) * a.probability_below(yv) * dy;
+  }
+  EXPECT_NEAR(a.probability_below(b), host, 1e-5);
+  EXPECT_NEAR(a.probability_below(b) + b.probability_below(a), 1.0, 1e-6);  // continuous: no ties
+  // An other without an interval is its median, exactly.
+  const LevelForecast point{-0.5, std::nan(""), std::nan("")};
+  EXPECT_EQ(a.probability_below(point), a.probability_below(-0.5));
+  EXPECT_EQ(a.probability_below(LevelForecast{-0.5, -0.5, -0.5}), a.probability_below(-0.5));
+}

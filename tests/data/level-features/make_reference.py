@@ -96,7 +96,7 @@ def main():
         f.write("run,step,loss,lr\n")
         for name, (s, loss, lr) in cs.items():
             for i in range(len(s)):
-                f.write(f"\"{name}\",{s[i]},{loss[i]!r},{lr[i]!r}\n")
+                f.write(f"\"{name}\",{s[i]},{float(loss[i])!r},{float(lr[i])!r}\n")
     with open(os.path.join(HERE, "features.csv"), "w") as f:
         f.write("run,n,h,with_lr,last," + ",".join(f"f{j}" for j in range(23)) + "\n")
         for name, (s, loss, lr) in cs.items():
@@ -107,7 +107,7 @@ def main():
                 for h in (5, 10, 50, 200):
                     for with_lr in (1, 0):
                         last, feats = features(s, loss, lr if with_lr else None, n, h)
-                        f.write(f"\"{name}\",{n},{h},{with_lr},{last!r}," +
+                        f.write(f"\"{name}\",{n},{h},{with_lr},{float(last)!r}," +
                                 ",".join(repr(float(v)) for v in feats) + "\n")
 
 
