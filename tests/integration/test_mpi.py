@@ -337,8 +337,9 @@ if stopped:
 
 # run.mode = forecast divided by run: 1 and 2 processes write the same file, bit for bit, on a sweep of 5 runs of 2
 # problems (an odd number: blocks of 2 and 3 runs) with the learned model fine-tuned online and the median stop rule
-# (the parts that pool or compare runs), with the shared ensemble (trained online on every process, its rollouts
-# divided) judging the stop list, and on a single run (the second process forecasts none).
+# (the parts that pool or compare runs), judged against the best other run's interval, with the shared ensemble
+# (trained online on every process, its rollouts divided) judging the stop list, and on a single run (the second
+# process forecasts none).
 def curve_file(path, ids, steps):
     with h5py.File(os.path.join(a.root, "tests", "data", "curves", "torch-curves.h5"), "r") as src, \
             h5py.File(path, "w") as dst:
@@ -393,6 +394,8 @@ ensemble = ["forecast.ensemble=on", "forecast.stop_by=hpt", "forecast.scenarios=
 for tag, what, curves, sets in [
         ("learned", "5 runs of 2 problems", sweep5,
          ["forecast.ensemble=off", "forecast.finetune=on", "forecast.finetune_every=50", "forecast.stop_rule=median"]),
+        ("interval", "5 runs against the best other run's interval", sweep5,
+         ["forecast.ensemble=off", "forecast.stop_against=interval"]),
         ("ensemble", "5 runs, the ensemble", sweep5, ensemble),
         ("single", "1 run, the ensemble", single, ensemble)]:
     outs = {n: os.path.join(a.work, f"forecast{n}_{tag}") for n in (1, 2)}
