@@ -6,10 +6,12 @@
 
 #include "app/gemm_probe.hpp"
 #include "app/output_location.hpp"
+#include "core/communicator.hpp"
 #include "core/error.hpp"
 #include "core/registry.hpp"
 #include "forecast/curve_study.hpp"
 #include "forecast/forecast_options.hpp"
+#include "forecast/origin_share.hpp"
 #include "forecast/pretrain_options.hpp"
 #include "io/console.hpp"
 #include "io/curve_files.hpp"
@@ -34,6 +36,7 @@ forecast::CurveSet read_input(const Config& c) {
 }
 
 void warn_skipped_runs(const forecast::CurveSet& set, const Config& c) {
+  if (!Communicator::world().is_root()) return;  // every process read the same file
   for (const auto& why : set.skipped)
     std::cerr << "hpt: warning: curve file '" << c.get_string("forecast.input") << "': skipped "
               << why << "\n";
@@ -81,7 +84,7 @@ class WorkEstimate {
   explicit WorkEstimate(const Config& c) : c_(c) {}
   void operator()(const forecast::ReplayProgress& p) {
     print_progress(p);
-    if (warned_ || p.seconds < 2 || p.walked == p.steps) return;
+    if (warned_ || p.seconds < 2 || p.walked == p.steps || !Communicator::world().is_root()) return;
     warned_ = true;
     if (eta_seconds(p) < kHour) return;
     std::cerr << "hpt: warning: at the rate measured so far this forecast needs about "
@@ -178,6 +181,22 @@ double measure_rollout_gemm(const CurveStudyResult& result, const RssmDynamics& 
       dynamics.hidden() + dynamics.input());
 }
 
+// Over several processes: how the runs were divided, and what gathering the forecasts cost (rank
+// 0's seconds; the same calls and bytes on every process).
+void print_processes(const Communicator& comm, int runs) {
+  if (comm.size() == 1) return;
+  std::cout << "processes: " << comm.size() << ", each forecasts a block of the " << runs
+            << " runs (";
+  for (int p = 0; p < comm.size(); ++p) {
+    const forecast::RunBlock b = forecast::run_block(runs, p, comm.size());
+    std::cout << (p ? ", " : "") << b.end - b.first;
+  }
+  const CollectiveCount& c = comm.counters()[Traffic::Evaluation];
+  std::cout << " runs) and every origin's forecasts are gathered on all: "
+            << io::fmt(double(c.bytes) / 1e6, 4) << " MB in " << c.calls << " calls, "
+            << io::fmt(c.seconds, 4) << " s\n";
+}
+
 void print_rates(const CurveStudyResult& result, double gemm_gflops) {
   const forecast::CurveStudyTimings& t = result.timings;
   if (t.member_steps > 0)
@@ -223,12 +242,17 @@ int run_forecast_mode(const RunContext& ctx) {
   auto encoder = encoders.create(c.get_string("encoder.style"), c);
   RssmDynamics dynamics(c);
   prepare_dynamics(dynamics, c);
-  forecast::CurveStudy study(set.runs, settings, dynamics, *encoder);
+  const Communicator world = Communicator::world();
+  forecast::CurveStudy study(set.runs, settings, dynamics, *encoder, world);
   const CurveStudyResult result = study.run(WorkEstimate(c));
 
   print_summary(result, set.runs, dynamics, settings);
-  const double gemm_gflops = settings.ensemble ? measure_rollout_gemm(result, dynamics) : 0.0;
+  // Rank 0 alone measures (it alone writes the rate), so that no other process competes for cores.
+  const double gemm_gflops =
+      settings.ensemble && world.is_root() ? measure_rollout_gemm(result, dynamics) : 0.0;
+  print_processes(world, int(set.runs.size()));
   print_rates(result, gemm_gflops);
+  if (!world.is_root()) return 0;  // every process holds the result; rank 0 alone writes it
   const std::string path = ctx.output_path(".h5");
   io::write_curve_study_file(path, ctx.resolved_ini, set.runs, result, gemm_gflops);
   std::cout << "wrote " << path << "\n";

@@ -5,12 +5,12 @@
 namespace hpt::app {
 
 void check_parallel_inputs(const Config& config, const std::string& mode, int ranks) {
-  if (ranks == 1) return;
+  if (ranks == 1 || mode == "forecast") return;  // forecast: divided by run, any number of runs
   const std::string on = " on " + std::to_string(ranks) + " processes";
   if (mode != "train" && mode != "compare")
     throw InputError("run.mode = '" + mode + "'" + on +
-                     ": only run.mode = train and compare run data-parallel; run it as one "
-                     "process");
+                     ": only run.mode = train, compare and forecast run on several processes; run "
+                     "it as one process");
   const auto batch = config.get_int("train.batch_size");
   if (batch % ranks != 0)
     throw InputError("train.batch_size = " + std::to_string(batch) + on +

@@ -7,7 +7,8 @@
 namespace hpt::app {
 
 // InputError naming the key when the deck asks for what N processes cannot do yet: a run.mode other
-// than train or compare, or a train.batch_size (the global minibatch) not divisible by N.
+// than train, compare or forecast, or for train and compare a train.batch_size (the global
+// minibatch) not divisible by N.
 void check_parallel_inputs(const Config& config, const std::string& mode, int ranks);
 
 }  // namespace hpt::app

@@ -11,7 +11,7 @@ namespace hpt {
 enum class Traffic : int {
   Gradient = 0,    // the gradient allreduce of a real step
   Loss = 1,        // a minibatch's loss and accuracy (2 numbers)
-  Evaluation = 2,  // a sharded validation or probe evaluation (3 numbers)
+  Evaluation = 2,  // a sharded validation or probe evaluation (3 numbers); a forecast origin's rows
   Control = 3      // the stop signal (1 number a step), the parameter checks at checkpoints
 };
 constexpr int kTrafficKinds = 4;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/communication_counters.hpp"
 
@@ -29,6 +30,9 @@ class Communicator {
   void allreduce_sum(std::int64_t* data, std::size_t n, Traffic what) const;
   // In place: data becomes root's data on every process.
   void broadcast(std::int64_t* data, std::size_t n, Traffic what, int root = 0) const;
+  // Every process's `mine` (their lengths may differ) one after the other in rank order, on every
+  // process. Two collectives: the lengths, then the values.
+  std::vector<double> allgather(const std::vector<double>& mine, Traffic what) const;
 
   // A contiguous View of float or double, summed over every process in place. Staged through host
   // memory: copied to a host mirror, reduced there, copied back (no copy where the View already is

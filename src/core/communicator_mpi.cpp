@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "core/communicator.hpp"
 #include "core/error.hpp"
@@ -96,6 +97,28 @@ void Communicator::broadcast(std::int64_t* data, std::size_t n, Traffic what, in
   timed<std::int64_t>((*counters_)[what], n, [&] {
     check(MPI_Bcast(data, count_of(n), MPI_INT64_T, root, MPI_COMM_WORLD), "MPI_Bcast");
   });
+}
+
+std::vector<double> Communicator::allgather(const std::vector<double>& mine, Traffic what) const {
+  if (size_ == 1) return mine;
+  const int n = count_of(mine.size());
+  std::vector<int> counts(std::size_t(size_), 0), offsets(std::size_t(size_), 0);
+  timed<int>((*counters_)[what], counts.size(), [&] {
+    check(MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD),
+          "MPI_Allgather");
+  });
+  std::size_t total = 0;
+  for (std::size_t p = 0; p < counts.size(); ++p) {
+    offsets[p] = count_of(total);
+    total += std::size_t(counts[p]);
+  }
+  std::vector<double> all(total);
+  timed<double>((*counters_)[what], total, [&] {
+    check(MPI_Allgatherv(mine.data(), n, MPI_DOUBLE, all.data(), counts.data(), offsets.data(),
+                         MPI_DOUBLE, MPI_COMM_WORLD),
+          "MPI_Allgatherv");
+  });
+  return all;
 }
 
 std::string message_passing_description() {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "forecast/origin_share.hpp"
 #include "kernels/ensemble_rollout.hpp"
 
 namespace hpt::forecast {
@@ -111,7 +112,7 @@ std::vector<double> experts_of(const ForecastRow& row) {
 }  // namespace
 
 CurveStudy::CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings& settings,
-                       RssmDynamics& dynamics, Encoder& encoder)
+                       RssmDynamics& dynamics, Encoder& encoder, const Communicator& comm)
     : runs_(runs),
       settings_(settings),
       dynamics_(dynamics),
@@ -128,6 +129,7 @@ CurveStudy::CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings&
       combination_(*std::max_element(group_.begin(), group_.end()) + 1,
                    int(settings.horizons.size()), kExperts, prior_expert(settings)),
       finetuner_(settings.level_model, settings.finetune, runs, group_),
+      comm_(comm),
       history_(encoder.create_history(int(runs.size()))),
       grid_(step_grid(runs)),
       next_(runs.size(), 0) {
@@ -143,6 +145,8 @@ CurveStudy::CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings&
   host_records_ = Kokkos::create_mirror_view(records_);
   host_active_ = Kokkos::create_mirror_view(state_.active);
   host_origin_ = Kokkos::create_mirror_view(origin_active_);
+  const RunBlock block = run_block(R, comm_.rank(), comm_.size());
+  first_run_ = block.first, end_run_ = block.end;
 }
 
 CurveStudyResult CurveStudy::run(const std::function<void(const ReplayProgress&)>& progress) {
@@ -289,21 +293,24 @@ int CurveStudy::mark_origin_runs() {
 // and the baselines (and its validation points by the learned change), and gets its probability of
 // beating the best other run.
 void CurveStudy::forecast_at_origin(long long g) {
-  const int origin_runs = mark_origin_runs();
-  if (origin_runs == 0) return;
-  const CurveForecast f = settings_.ensemble ? ensemble_forecast(origin_runs) : CurveForecast{};
+  if (mark_origin_runs() == 0) return;
   OriginWork w;
   for (int r = 0; r < runs_count(); ++r)
     if (host_origin_(r)) w.marked.push_back(r);
+  // Over several processes each forecasts the marked runs of its block, and all then hold every
+  // marked run's forecasts.
+  const MarkedRange mine = marked_range(w.marked, {first_run_, end_run_});
+  const CurveForecast f = settings_.ensemble ? ensemble_forecast(w.marked, mine) : CurveForecast{};
   const std::size_t K = std::size_t(horizon_count());
   w.rows.resize(w.marked.size() * K);
   w.validation.resize(w.marked.size() * K);
   w.finals.resize(w.marked.size());
   // The runs' fits and rows are independent: made on the host's threads, kept in run order.
   Kokkos::parallel_for("hpt::forecast_origin_rows",
-                       Kokkos::RangePolicy<HostExec>(0, int(w.marked.size())),
+                       Kokkos::RangePolicy<HostExec>(int(mine.lo), int(mine.hi)),
                        [&](int i) { forecast_run(f, g, std::size_t(i), w); });
   HostExec().fence();
+  share_origin_work(comm_, mine, horizon_count(), w);
   const GroupLeaders leaders = group_leaders(w.marked, w.finals, g);
   std::vector<LevelForecast> by_run(runs_.size(), LevelForecast{kNaN, kNaN, kNaN});
   for (std::size_t i = 0; i < w.marked.size(); ++i) by_run[std::size_t(w.marked[i])] = w.finals[i];
@@ -396,8 +403,12 @@ double Leaders::median_other(double own) const {
   return n % 2 == 1 ? other(n / 2) : 0.5 * (other(n / 2 - 1) + other(n / 2));
 }
 
-// The ensemble's forecast of the marked runs (timed).
-CurveForecast CurveStudy::ensemble_forecast(int origin_runs) {
+// The ensemble's forecast of the marked runs (timed): this process rolls out those of `mine` and
+// gathers the others'.
+CurveForecast CurveStudy::ensemble_forecast(const std::vector<int>& marked, MarkedRange mine) {
+  for (std::size_t i = 0; i < marked.size(); ++i)
+    host_origin_(marked[i]) = i >= mine.lo && i < mine.hi ? 1 : 0;
+  const int origin_runs = int(mine.hi - mine.lo);
   Kokkos::deep_copy(origin_active_, host_origin_);
   encoder_.extract_loss_state(history_, state_.loss_states);
   const Encoder::Normalizer* norm = encoder_.normalizer();
@@ -411,6 +422,7 @@ CurveForecast CurveStudy::ensemble_forecast(int origin_runs) {
   timings_.member_steps += forecaster_.member_steps_per_forecast(origin_runs);
   timings_.rollout_paths = std::max<long long>(
       timings_.rollout_paths, (long long)origin_runs * settings_.scenarios * dynamics_.members());
+  share_ensemble_forecast(comm_, marked, mine, f);
   return f;
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/communicator.hpp"
 #include "forecast/stop_rule.hpp"
 #include "forecast/adaptive_conformal.hpp"
 #include "forecast/baselines.hpp"
@@ -209,11 +210,15 @@ struct OriginWork {
   std::vector<LevelForecast> finals;
 };
 
+struct MarkedRange;  // the marked runs of one process (forecast/origin_share.hpp)
+
 class CurveStudy {
  public:
-  // `runs`, `dynamics` (initialised or loaded) and `encoder` must outlive the study.
+  // `runs`, `dynamics` (initialised or loaded) and `encoder` must outlive the study. Over several
+  // processes of `comm` each forecasts its block of runs (forecast/origin_share.hpp) and all end
+  // with the same result.
   CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings& settings,
-             RssmDynamics& dynamics, Encoder& encoder);
+             RssmDynamics& dynamics, Encoder& encoder, const Communicator& comm);
   // Replays every run, then scores and judges; `progress` is called every run.print_every steps
   // and at the last.
   CurveStudyResult run(const std::function<void(const ReplayProgress&)>& progress);
@@ -226,7 +231,7 @@ class CurveStudy {
   void observe_and_train();
   void score_due(long long g);
   void forecast_at_origin(long long g);
-  CurveForecast ensemble_forecast(int origin_runs);
+  CurveForecast ensemble_forecast(const std::vector<int>& marked, MarkedRange mine);
   int mark_origin_runs();
   OriginFits fit_origin(int r) const;
   bool judge_by_final() const {
@@ -258,6 +263,8 @@ class CurveStudy {
   std::vector<ScheduleAreas> areas_;          // run -> S1, S2 of the law at every entry
   ForecastCombination combination_;
   LevelFinetuner finetuner_;
+  Communicator comm_;
+  int first_run_ = 0, end_run_ = 0;  // the runs this process forecasts
 
   Encoder::History history_;
   CurveState state_;

@@ -9,7 +9,8 @@ be unequal (exit 2, before any work), as are the modes that do not run data-para
 A short hybrid run on the digits deck makes the same decisions on 2 processes as on 1, and the same on both
 processes; a comparison on 2 processes reports each arm's communication, where hybrid's real steps alone make gradient
 allreduces. The Slurm job run/slurm/mpi.sbatch (stand-in srun and scontrol) stops on SIGUSR1 with a checkpoint,
-requeues, and continues.
+requeues, and continues. run.mode = forecast, divided by run, writes on 2 processes the same file as on 1, bit for
+bit, with and without the shared ensemble, for 5 runs (blocks of 2 and 3) and for 1 run.
 Needs a binary built with HPT_ENABLE_MPI; against any other it exits 77, which ctest reports as skipped."""
 import configparser
 import os
@@ -334,9 +335,87 @@ if stopped:
                  "mpi.sbatch: the requeued job continues on 2 processes from the checkpoint",
                  r.stdout[-800:] + r.stderr[-800:])
 
+# run.mode = forecast divided by run: 1 and 2 processes write the same file, bit for bit, on a sweep of 5 runs of 2
+# problems (an odd number: blocks of 2 and 3 runs) with the learned model fine-tuned online and the median stop rule
+# (the parts that pool or compare runs), judged against the best other run's interval, with the shared ensemble
+# (trained online on every process, its rollouts divided) judging the stop list, and on a single run (the second
+# process forecasts none).
+def curve_file(path, ids, steps):
+    with h5py.File(os.path.join(a.root, "tests", "data", "curves", "torch-curves.h5"), "r") as src, \
+            h5py.File(path, "w") as dst:
+        for run_id in ids:
+            s, d = src["runs"][run_id], dst.create_group("runs/" + run_id)
+            d.attrs["group"] = s.attrs["group"]
+            for k in ("step", "loss", "lr", "grad_norm"):
+                d[k] = s[k][:steps]
+            keep = s["val_step"][()] <= steps
+            d["val_step"], d["val_loss"] = s["val_step"][()][keep], s["val_loss"][()][keep]
+
+
+def forecast(n, curves, out, *sets):
+    cmd = ["mpirun", "-np", str(n), "--oversubscribe", "--allow-run-as-root", "-x", "OMP_PROC_BIND=false",
+           "-x", "OMP_WAIT_POLICY=passive", a.hpt, "-i", hptest.deck_path(a.root, "forecast.ini")]
+    for s in [f"forecast.input={curves}", f"output.dir={out}", "output.name=fc", "run.threads=1",
+              "forecast.horizons=10,50", "forecast.every=10"] + list(sets):
+        cmd += ["--set", s]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+
+# The root attributes that hold wall times and rates, or the deck (whose output.dir differs).
+TIMED = {"seconds", "run_steps_per_second", "rollout_member_steps_per_second", "rollout_gflops", "gemm_gflops",
+         "hpt_deck"}
+
+
+def contents(path):
+    """Every dataset (dtype, shape, bytes) and attribute of an HDF5 file but the timed ones, by name."""
+    found = {}
+
+    def add(name, o):
+        for k, v in o.attrs.items():
+            if not (o.name == "/" and k in TIMED):
+                found[f"{name}@{k}"] = np.asarray(v).tobytes()
+        if isinstance(o, h5py.Dataset):
+            found[name] = (o.dtype.str, o.shape, o[()].tobytes())
+
+    with h5py.File(path, "r") as f:
+        add("", f)
+        f.visititems(add)
+    return found
+
+
+sweep5 = os.path.join(a.work, "sweep5.h5")
+curve_file(sweep5, ["cnn-shapes_adamw_constant_lr0_s0", "cnn-shapes_adamw_constant_lr1_s0",
+                    "cnn-shapes_sgd_cosine_lr0_s1", "mlp-spirals_adamw_cosine_lr0_s0",
+                    "mlp-spirals_sgd_constant_lr1_s1"], 300)
+single = os.path.join(a.work, "single.h5")
+curve_file(single, ["mlp-spirals_adamw_cosine_lr0_s0"], 300)
+ensemble = ["forecast.ensemble=on", "forecast.stop_by=hpt", "forecast.scenarios=8", "dynamics.members=2",
+            "dynamics.hidden=16", "dynamics.stochastic=4"]
+for tag, what, curves, sets in [
+        ("learned", "5 runs of 2 problems", sweep5,
+         ["forecast.ensemble=off", "forecast.finetune=on", "forecast.finetune_every=50", "forecast.stop_rule=median"]),
+        ("interval", "5 runs against the best other run's interval", sweep5,
+         ["forecast.ensemble=off", "forecast.stop_against=interval"]),
+        ("ensemble", "5 runs, the ensemble", sweep5, ensemble),
+        ("single", "1 run, the ensemble", single, ensemble)]:
+    outs = {n: os.path.join(a.work, f"forecast{n}_{tag}") for n in (1, 2)}
+    runs = {n: forecast(n, curves, outs[n], *sets) for n in (1, 2)}
+    if not (ok(runs[1], f"forecast, {what}: 1 process") and ok(runs[2], f"forecast, {what}: 2 processes")):
+        continue
+    hptest.check(runs[2].stdout.count("stop list at") == 1 and "processes: 2, each forecasts a block" in runs[2].stdout,
+                 f"forecast, {what}: rank 0 alone prints, and says how the runs were divided", runs[2].stdout[-1500:])
+    hptest.check(sorted(os.listdir(outs[2])) == ["fc.h5"], f"forecast, {what}: 2 processes write one file",
+                 str(os.listdir(outs[2])))
+    one, two = contents(os.path.join(outs[1], "fc.h5")), contents(os.path.join(outs[2], "fc.h5"))
+    differ = sorted(k for k in set(one) | set(two) if one.get(k) != two.get(k))
+    hptest.check(len(one) > 50 and "forecasts/run" in one and "stop/run" in one and not differ,
+                 f"forecast, {what}: every dataset and attribute of 2 processes (but wall times and rates) equals "
+                 f"1 process's, bit for bit ({len(one)} of them)", f"differ: {differ}")
+
 # Refused before any work (no output folder): a batch that does not split, a mode that does not run data-parallel.
 for what, sets, key in [("a global batch of 61 rows on 2 processes", ["train.batch_size=61"], "train.batch_size"),
-                        ("run.mode = forecast on 2 processes", ["run.mode=forecast"], "run.mode"),
+                        ("run.mode = forecast without forecast.input on 2 processes", ["run.mode=forecast"],
+                         "forecast.input"),
                         ("run.mode = rollout on 2 processes", ["run.mode=rollout"], "run.mode")]:
     bad_out = os.path.join(a.work, "refused")
     r = mpirun(2, *sets, name="bad", steps=N, out=bad_out)
