@@ -135,33 +135,53 @@ bool has_spread(const LevelForecast& f) {
          (spread_lo(f) > 0 || spread_hi(f) > 0);
 }
 
-// E g(V) for V under the two-piece normal d, V = mid + spread(z) z with z ~ N(0, 1): Simpson's
-// rule on each half of z in [-8, 8] (the spread changes at z = 0, a node).
+// Simpson's rule for the integral of f over [a, b] with n (even) intervals.
+template <class F>
+double simpson(double a, double b, int n, const F& f) {
+  const double h = (b - a) / n;
+  double sum = f(a) + f(b);
+  for (int i = 1; i < n; ++i) sum += (i % 2 == 1 ? 4.0 : 2.0) * f(a + i * h);
+  return sum * h / 3.0;
+}
+
+// E g(V) for V under the two-piece normal d, V = mid + spread(z) z with z ~ N(0, 1), z in [-8, 8].
+// The integrand has kinks where d's spread changes (z = 0) and where g's does (z = `kink`, the z
+// of g's median): each smooth piece gets its own Simpson's rule, about 50 nodes per unit of z.
 template <class G>
-double expectation(const LevelForecast& d, const G& g) {
-  constexpr int kHalf = 200;  // intervals per half (even)
-  constexpr double kStep = 8.0 / kHalf;
+double expectation(const LevelForecast& d, double kink, const G& g) {
+  const auto f = [&](double z) {
+    return std::exp(-0.5 * z * z) * 0.3989422804014327 *  // the normal density, 1 / sqrt(2 pi)
+           g(d.mid + (z < 0 ? spread_lo(d) : spread_hi(d)) * z);
+  };
+  double cuts[4] = {-8.0, 0.0, 0.0, 8.0};
+  if (kink > -8.0 && kink < 8.0) (kink < 0 ? cuts[1] : cuts[2]) = kink;
+  if (cuts[1] > cuts[2]) std::swap(cuts[1], cuts[2]);
   double sum = 0;
-  for (int i = -kHalf; i <= kHalf; ++i) {
-    const int j = i < 0 ? i + kHalf : i;  // index within its half: ends weigh 1, odd 4, even 2
-    const double w = i == 0 ? 2.0 : (j == 0 || j == kHalf) ? 1.0 : (j % 2 == 1 ? 4.0 : 2.0);
-    const double z = i * kStep;
-    const double density = std::exp(-0.5 * z * z) * 0.3989422804014327;  // 1 / sqrt(2 pi)
-    sum += w * density * g(d.mid + (z < 0 ? spread_lo(d) : spread_hi(d)) * z);
+  for (int k = 0; k < 3; ++k) {
+    const double len = cuts[k + 1] - cuts[k];
+    if (len > 0) sum += simpson(cuts[k], cuts[k + 1], 2 * std::max(1, int(std::ceil(25 * len))), f);
   }
-  return sum * kStep / 3.0;
+  return sum;
+}
+
+// The z at which the two-piece normal d reaches v (NaN where that half has no spread).
+double z_of(const LevelForecast& d, double v) {
+  const double s = v < d.mid ? spread_lo(d) : spread_hi(d);
+  return s > 0 ? (v - d.mid) / s : std::nan("");
 }
 
 }  // namespace
 
-// Integrated over the narrower of the two forecasts, so that the other's CDF is smooth on the grid.
+// Integrated over the narrower of the two forecasts, so that the other's CDF varies slowly on its
+// grid.
 double LevelForecast::probability_below(const LevelForecast& other) const {
   if (!has_spread(other)) return probability_below(other.mid);
   if (!has_spread(*this)) return 1.0 - other.probability_below(mid);
   const double p =
       spread_lo(*this) + spread_hi(*this) < spread_lo(other) + spread_hi(other)
-          ? expectation(*this, [&](double v) { return 1.0 - other.probability_below(v); })
-          : expectation(other, [&](double v) { return probability_below(v); });
+          ? expectation(*this, z_of(*this, other.mid),
+                        [&](double v) { return 1.0 - other.probability_below(v); })
+          : expectation(other, z_of(other, mid), [&](double v) { return probability_below(v); });
   return std::min(1.0, std::max(0.0, p));
 }
 
