@@ -314,7 +314,15 @@ void CurveStudy::forecast_at_origin(long long g) {
   const GroupLeaders leaders = group_leaders(w.marked, w.finals, g);
   std::vector<LevelForecast> by_run(runs_.size(), LevelForecast{kNaN, kNaN, kNaN});
   for (std::size_t i = 0; i < w.marked.size(); ++i) by_run[std::size_t(w.marked[i])] = w.finals[i];
-  for (int r : w.marked) origins_.push_back(origin_row(f, r, g, by_run, leaders));
+  // Each judgment reads only the shared forecasts: on the host's threads too, kept in run order.
+  std::vector<OriginRow> judged(w.marked.size());
+  Kokkos::parallel_for("hpt::forecast_origin_judgments",
+                       Kokkos::RangePolicy<HostExec>(0, int(w.marked.size())), [&](int i) {
+                         judged[std::size_t(i)] =
+                             origin_row(f, w.marked[std::size_t(i)], g, by_run, leaders);
+                       });
+  HostExec().fence();
+  origins_.insert(origins_.end(), judged.begin(), judged.end());
   for (const ForecastRow& row : w.rows) {
     if (!std::isnan(row.target))
       due_.emplace(g + settings_.horizons[std::size_t(row.k)] + kTargetAfter, rows_.size());
