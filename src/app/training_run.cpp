@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "app/output_location.hpp"
+#include "core/communicator.hpp"
 #include "core/config_lists.hpp"
 #include "core/registry.hpp"
 #include "forecast/pretrain_options.hpp"
@@ -281,6 +282,8 @@ void add_time_rows(io::TextTable& table, const train::TrainSummary& s, double do
 void add_data_parallel_rows(io::TextTable& table, const train::TrainSummary& s, int ranks) {
   if (ranks == 1) return;
   table.add_row({"processes (data-parallel)", std::to_string(ranks)});
+  table.add_row(
+      {"collectives of parameters and gradients", Communicator::world().device_buffers()});
   for (int k = 0; k < kTrafficKinds; ++k) {
     const CollectiveCount& c = s.communication[Traffic(k)];
     table.add_row(

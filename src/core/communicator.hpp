@@ -34,12 +34,29 @@ class Communicator {
   // process. Two collectives: the lengths, then the values.
   std::vector<double> allgather(const std::vector<double>& mine, Traffic what) const;
 
-  // A contiguous View of float or double, summed over every process in place. Staged through host
-  // memory: copied to a host mirror, reduced there, copied back (no copy where the View already is
-  // in host memory). No GPU-aware MPI is used.
+  // Whether the MPI library takes GPU memory in its collectives (CUDA-aware MPI), as the library
+  // itself says at run time; false for one process and for a library that cannot tell.
+  bool device_aware() const { return device_aware_; }
+  // How collectives of the default memory space's Views travel, in words for the run's summary.
+  std::string device_buffers() const {
+    if (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                   Kokkos::DefaultExecutionSpace::memory_space>::accessible)
+      return "host memory (no GPU buffers)";
+    return device_aware_ ? "GPU buffers passed to MPI (the library is CUDA-aware)"
+                         : "GPU buffers staged through host memory (the library is not CUDA-aware)";
+  }
+
+  // A contiguous View of float or double, summed over every process in place. A View in host
+  // memory is reduced where it is; one in GPU memory too where the library is device_aware(),
+  // else staged: copied to a host mirror, reduced there, copied back.
   template <class View>
   void allreduce_sum_view(const View& v, Traffic what) const {
     if (size_ == 1) return;
+    using Mem = typename View::memory_space;
+    if (Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible || device_aware_) {
+      typename View::execution_space().fence();  // every kernel writing v has finished
+      return allreduce_sum(v.data(), v.span(), what);
+    }
     auto host = Kokkos::create_mirror_view(v);
     Kokkos::deep_copy(host, v);
     allreduce_sum(host.data(), host.span(), what);
@@ -50,9 +67,11 @@ class Communicator {
   const CommunicationCounters& counters() const { return *counters_; }
 
  private:
-  Communicator(int rank, int size, std::shared_ptr<CommunicationCounters> counters)
-      : rank_(rank), size_(size), counters_(std::move(counters)) {}
+  Communicator(int rank, int size, bool device_aware,
+               std::shared_ptr<CommunicationCounters> counters)
+      : rank_(rank), size_(size), device_aware_(device_aware), counters_(std::move(counters)) {}
   int rank_ = 0, size_ = 1;
+  bool device_aware_ = false;
   std::shared_ptr<CommunicationCounters> counters_;  // shared by the copies of one communicator
 };
 

@@ -1,6 +1,9 @@
 // The MPI backend of Communicator and ParallelSession (built with HPT_ENABLE_MPI): MPI_COMM_WORLD,
 // with errors returned to the caller and turned into one InternalError naming the call.
 #include <mpi.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // Open MPI's extensions: MPIX_Query_cuda_support
+#endif
 
 #include <cstdint>
 #include <limits>
@@ -26,6 +29,15 @@ int count_of(std::size_t n) {
   HPT_REQUIRE(n <= std::size_t(std::numeric_limits<int>::max()),
               "a collective over more than 2^31 - 1 elements");
   return int(n);
+}
+
+// Whether the library says, at run time, that it takes CUDA memory (Open MPI built with CUDA).
+bool library_device_aware() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
 }
 
 bool mpi_running() {
@@ -77,7 +89,7 @@ Communicator Communicator::world() {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
   }
-  return Communicator(rank, size, counters);
+  return Communicator(rank, size, size > 1 && library_device_aware(), counters);
 }
 
 void Communicator::allreduce_sum(double* data, std::size_t n, Traffic what) const {

@@ -9,7 +9,7 @@ namespace hpt {
 
 Communicator Communicator::world() {
   static const auto counters = std::make_shared<CommunicationCounters>();
-  return Communicator(0, 1, counters);
+  return Communicator(0, 1, false, counters);
 }
 
 void Communicator::allreduce_sum(double*, std::size_t, Traffic) const {}

@@ -154,6 +154,9 @@ if ok(r2, "2 processes train the xor deck") and ok(r1, "1 process trains it") an
     hptest.check(r2.stdout.count("\nsummary\n") == 1, "only rank 0 prints (one summary)", r2.stdout[-800:])
     hptest.check("processes (data-parallel)" in r2.stdout and "identical, checksum" in r2.stdout,
                  "the summary reports 2 processes whose parameters are identical", r2.stdout[-1500:])
+    hptest.check("collectives of parameters and gradients" in r2.stdout and "host memory" in r2.stdout,
+                 "the summary says where the collectives' buffers are (host memory in a CPU build)",
+                 r2.stdout[-1500:])
     p2, _ = params(out, "two", 2 * N)
     p1, _ = params(out, "one", 2 * N)
     pd, _ = params(out, "other_data", 2 * N)
