@@ -503,9 +503,9 @@ OriginRow CurveStudy::origin_row(const CurveForecast& f, int r, long long g,
     o.final_mid = final.mid, o.final_lo = final.lo, o.final_hi = final.hi;
     o.others_median = leaders[gi].median_other(final.mid);
     const LevelForecast& other = finals[std::size_t(leaders[gi].best_other_run(r))];
-    o.beat_probability = settings_.stop_against == StopAgainst::kInterval && !std::isnan(other.mid)
-                             ? final.probability_below(other)
-                             : final.probability_below(o.best_other);
+    const LevelForecast against =
+        std::isnan(other.mid) ? LevelForecast{o.best_other, kNaN, kNaN} : other;
+    o.beat_probability = beat_probability(settings_.stop_against, final, against);
     return o;
   }
   if (!settings_.ensemble) return o;  // no forecaster to judge by: never stopped

@@ -218,10 +218,9 @@ Judgment LiveJudge::judge(const std::vector<LiveRun>& runs, int r, int k, PollCo
   if (std::isnan(j.best_other)) return j;
   j.best_other_run = runs[std::size_t(l.best_other_run(r))].curve.id;
   j.others_median = l.median_other(level[std::size_t(r)]);
-  LevelForecast other{j.best_other, kNaN, kNaN};  // a point unless judged against its interval
-  if (s_.stop_against == StopAgainst::kInterval)
-    level_at_origin(runs, l.best_other_run(r), j.origin, ctx, &other);
-  j.beat_probability = j.final.probability_below(other);
+  LevelForecast other;  // cached: every member's level at the origin was computed above
+  level_at_origin(runs, l.best_other_run(r), j.origin, ctx, &other);
+  j.beat_probability = beat_probability(s_.stop_against, j.final, other);
   j.stop = stop_verdict(s_.stop_rule, j.beat_probability, 1.0 - s_.stop_confidence, j.final.mid,
                         j.others_median);
   return j;
@@ -285,11 +284,9 @@ void LiveJudge::refresh(const std::vector<LiveRun>& runs, const PollContext& ctx
     }
     if (std::isnan(st.best_other) || std::isnan(st.final_q05)) continue;
     const RunStatus& o = out[std::size_t(q)];
-    const LevelForecast other = s_.stop_against == StopAgainst::kInterval
-                                    ? LevelForecast{o.final_q50, o.final_q05, o.final_q95}
-                                    : LevelForecast{st.best_other, kNaN, kNaN};
     st.beat_probability =
-        LevelForecast{st.final_q50, st.final_q05, st.final_q95}.probability_below(other);
+        beat_probability(s_.stop_against, {st.final_q50, st.final_q05, st.final_q95},
+                         {o.final_q50, o.final_q05, o.final_q95});
   }
 }
 

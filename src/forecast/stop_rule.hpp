@@ -2,6 +2,9 @@
 // How a sweep's stop list stops a judged run (forecast.stop_rule; docs/method.md#stopping-runs),
 // shared by forecast mode and the live watch so that both judge alike.
 #include <cmath>
+#include <limits>
+
+#include "forecast/level_model.hpp"
 
 namespace hpt::forecast {
 
@@ -15,6 +18,15 @@ enum class StopRule { kProbability, kMedian };
 // that the judged run ends below it, both forecasts independent), so that a wildly uncertain
 // forecast of another run does not stop the rest.
 enum class StopAgainst { kMedian, kInterval };
+
+// P(the judged run's final level `own` lies below the best other run's `other`), by `against`; an
+// `other` without an interval (a run at its end, or not at the origin) is its median either way.
+inline double beat_probability(StopAgainst against, const LevelForecast& own,
+                               const LevelForecast& other) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  return own.probability_below(
+      against == StopAgainst::kInterval ? other : LevelForecast{other.mid, kNaN, kNaN});
+}
 
 inline bool stop_verdict(StopRule rule, double beat_probability, double below_probability,
                          double final_mid, double others_median) {
