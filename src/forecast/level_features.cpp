@@ -29,7 +29,14 @@ const char* const kLevelFeatureNames[kLevelFeatures] = {"bias",
                                                         "logh",
                                                         "log_step",
                                                         "trend50_down",
-                                                        "trend_log_step_down"};
+                                                        "trend_log_step_down",
+                                                        "mean20_minus_last",
+                                                        "noise200",
+                                                        "above_recent50",
+                                                        "above_recent100",
+                                                        "above_recent200",
+                                                        "trend_log_step_all",
+                                                        "trend_log_step_quarter"};
 
 namespace {
 
@@ -54,10 +61,9 @@ double window_slope(const std::vector<long long>& steps, const std::vector<doubl
   return (log_mean(loss, n - w, n) - log_mean(loss, n - 2 * w, n - w)) / dt;
 }
 
-// Least-squares slope of log loss against log(steps since the first + 1) over the newest n/2.
-double log_step_slope(const std::vector<long long>& steps, const std::vector<double>& loss, int n) {
-  if (n < 40) return 0.0;
-  const int lo = n - n / 2;
+// Least-squares slope of log loss against log(steps since the first + 1) over entries [lo, n).
+double log_step_slope(const std::vector<long long>& steps, const std::vector<double>& loss, int lo,
+                      int n) {
   double sx = 0, sy = 0;
   for (int i = lo; i < n; ++i) {
     sx += std::log(double(steps[std::size_t(i)] - steps[0]) + 1.0);
@@ -73,11 +79,11 @@ double log_step_slope(const std::vector<long long>& steps, const std::vector<dou
   return sxx > 0 ? sxy / sxx : 0.0;
 }
 
-// Population std of the change of log loss over the newest 51 entries, over sqrt 2: the noise of
-// one entry when its neighbours are independent.
-double step_noise(const std::vector<double>& loss, int n) {
+// Population std of the change of log loss over the newest `window` entries, over sqrt 2: the
+// noise of one entry when its neighbours are independent.
+double step_noise(const std::vector<double>& loss, int n, int window) {
   if (n <= 5) return 0.0;
-  const int lo = std::max(0, n - 51);
+  const int lo = std::max(0, n - window);
   std::vector<double> d;
   for (int i = lo + 1; i < n; ++i)
     d.push_back(std::log(std::max(loss[std::size_t(i)], kMinLoss)) -
@@ -97,6 +103,15 @@ double best_block(const std::vector<double>& loss, int n) {
   return best;
 }
 
+// The lowest log mean of the blocks of 10 entries [n-10, n), [n-20, n-10), ... inside the newest
+// `window` entries (the newest block alone when n < 10 or window < 20 would leave none).
+double lowest_recent_block(const std::vector<double>& loss, int n, int window) {
+  const int lo = std::max(0, n - window);
+  double best = log_mean(loss, std::max(0, n - 10), n);
+  for (int j = n - 20; j >= lo; j -= 10) best = std::min(best, log_mean(loss, j, j + 10));
+  return best;
+}
+
 }  // namespace
 
 LevelHistory level_history(const std::vector<long long>& steps, const std::vector<double>& loss,
@@ -106,13 +121,22 @@ LevelHistory level_history(const std::vector<long long>& steps, const std::vecto
   h.t = steps[std::size_t(n - 1)];
   h.first_step = steps[0];
   h.last = forecast_last(loss, n);  // the level `learned` adds its change to is exactly `last`
+  h.mean20 = log_mean(loss, std::max(0, n - 20), n);
   h.mean50 = log_mean(loss, std::max(0, n - 50), n);
   h.mean200 = log_mean(loss, std::max(0, n - 200), n);
   h.slope50 = window_slope(steps, loss, n, 50);
   h.slope200 = window_slope(steps, loss, n, 200);
-  h.log_step_slope = log_step_slope(steps, loss, n);
-  h.noise = step_noise(loss, n);
+  if (n >= 40) {
+    h.log_step_slope = log_step_slope(steps, loss, n - n / 2, n);
+    h.log_step_slope_all = log_step_slope(steps, loss, 0, n);
+  }
+  if (n >= 80) h.log_step_slope_quarter = log_step_slope(steps, loss, n - n / 4, n);
+  h.noise = step_noise(loss, n, 51);
+  h.noise200 = step_noise(loss, n, 201);
   h.above_best = h.last - best_block(loss, n);
+  h.above_recent50 = h.last - lowest_recent_block(loss, n, 50);
+  h.above_recent100 = h.last - lowest_recent_block(loss, n, 100);
+  h.above_recent200 = h.last - lowest_recent_block(loss, n, 200);
   return h;
 }
 
@@ -159,7 +183,8 @@ LevelFeatures level_features(const LevelHistory& hist, const std::vector<long lo
   const double lh = std::log(double(h));
   const double trend50 = hist.slope50 * h, trend200 = hist.slope200 * h;
   const double since = double(hist.t - hist.first_step) + 1.0;
-  const double trend_log = hist.log_step_slope * std::log((since + h) / since);
+  const double ahead_log = std::log((since + h) / since);
+  const double trend_log = hist.log_step_slope * ahead_log;
   const double d50 = hist.mean50 - hist.last, d200 = hist.mean200 - hist.last;
   const LrAhead a = lr_ahead(hist, steps, lr, h);
   LevelFeatures f;
@@ -186,7 +211,14 @@ LevelFeatures level_features(const LevelHistory& hist, const std::vector<long lo
          lh / 5,
          std::log(since) / 8,
          std::min(trend50, 0.0),
-         std::min(trend_log, 0.0)};
+         std::min(trend_log, 0.0),
+         hist.mean20 - hist.last,
+         hist.noise200,
+         hist.above_recent50,
+         hist.above_recent100,
+         hist.above_recent200,
+         hist.log_step_slope_all * ahead_log,
+         hist.log_step_slope_quarter * ahead_log};
   return f;
 }
 

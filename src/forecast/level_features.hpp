@@ -9,19 +9,24 @@
 
 namespace hpt::forecast {
 
-constexpr int kLevelFeatures = 23;
+constexpr int kLevelFeatures = 30;
 extern const char* const kLevelFeatureNames[kLevelFeatures];
 
 // The parts of the features that do not depend on the horizon, from the first n entries.
 struct LevelHistory {
   int n = 0;
-  long long t = 0, first_step = 0;   // the origin step and the run's first step
-  double last = 0;                   // `last`: log mean of the newest 10 losses
-  double mean50 = 0, mean200 = 0;    // log mean of the newest 50 / 200 losses
+  long long t = 0, first_step = 0;             // the origin step and the run's first step
+  double last = 0;                             // `last`: log mean of the newest 10 losses
+  double mean20 = 0, mean50 = 0, mean200 = 0;  // log mean of the newest 20 / 50 / 200 losses
   double slope50 = 0, slope200 = 0;  // per step: newest 50 (200) against the 50 (200) before
-  double log_step_slope = 0;         // d log loss / d log step over the newest half
-  double noise = 0;                  // std of the step-to-step change of log loss / sqrt 2
-  double above_best = 0;             // last minus the lowest block mean of 10 so far
+  // d log loss / d log step over the newest half, the whole history and the newest quarter
+  double log_step_slope = 0, log_step_slope_all = 0, log_step_slope_quarter = 0;
+  // std of the step-to-step change of log loss / sqrt 2 over the newest 51 and 201 entries
+  double noise = 0, noise200 = 0;
+  double above_best = 0;  // last minus the lowest block mean of 10 so far
+  // last minus the lowest mean of 10 consecutive entries (blocks counted back from the newest)
+  // within the newest 50, 100 and 200 entries: how far the level sits above its recent low
+  double above_recent50 = 0, above_recent100 = 0, above_recent200 = 0;
 };
 LevelHistory level_history(const std::vector<long long>& steps, const std::vector<double>& loss,
                            int n);

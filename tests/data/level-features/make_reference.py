@@ -8,7 +8,7 @@ for tests/unit/test_level_features.cpp.
 curves.csv: three seeded synthetic curves in hpt's CSV layout (run,step,loss,lr): a noisy power law
 under a cosine schedule logged every step; a curve logged every 5 steps under a warmup-stable-decay
 schedule; a plateau with a spike under a step schedule. features.csv: per (run, n, h, with_lr) the
-level `last` and the 23 features, with the history the first n entries and with_lr = 0 meaning the
+level `last` and the 30 features, with the history the first n entries and with_lr = 0 meaning the
 learning rates are withheld.
 """
 import os
@@ -40,19 +40,33 @@ def features(steps, loss, lr, n, h):
     m50, m200 = W(0, 50), W(0, 200)
     tr50 = (m50 - W(50, 100)) / (C(0, 50) - C(50, 100)) * h if n >= 100 else 0.0
     tr200 = (m200 - W(200, 400)) / (C(0, 200) - C(200, 400)) * h if n >= 400 else 0.0
-    if n >= 40:
-        k = n // 2
+    def slope(k):  # d log loss / d log(step - first + 1) over the newest k entries
         x = np.log(steps[n - k:n] - s0 + 1.0)
         y = np.log(np.maximum(loss[n - k:n], 1e-12))
         xm = x.mean()
-        b = float(np.sum((x - xm) * (y - y.mean())) / np.sum((x - xm) ** 2))
-        trlog = b * np.log((t - s0 + 1.0 + h) / (t - s0 + 1.0))
-    else:
-        trlog = 0.0
-    sd = 0.0
-    if n > 5:
-        y = np.log(np.maximum(loss[max(0, n - 51):n], 1e-12))
-        sd = float(np.std(np.diff(y)) / np.sqrt(2))
+        return float(np.sum((x - xm) * (y - y.mean())) / np.sum((x - xm) ** 2))
+
+    ahead_log = np.log((t - s0 + 1.0 + h) / (t - s0 + 1.0))
+    trlog = slope(n // 2) * ahead_log if n >= 40 else 0.0
+    trlog_all = slope(n) * ahead_log if n >= 40 else 0.0
+    trlog_quarter = slope(n // 4) * ahead_log if n >= 80 else 0.0
+
+    def noise(w):
+        if n <= 5:
+            return 0.0
+        y = np.log(np.maximum(loss[max(0, n - w):n], 1e-12))
+        return float(np.std(np.diff(y)) / np.sqrt(2))
+
+    sd, sd200 = noise(51), noise(201)
+
+    def above_recent(w):  # blocks of 10 counted back from the newest, inside the newest w
+        means = [lmean(loss[max(0, n - 10):n])]
+        j = n - 20
+        while j >= max(0, n - w):
+            means.append(lmean(loss[j:j + 10]))
+            j -= 10
+        return last - min(means)
+
     best = min(lmean(loss[j:min(j + 10, n)]) for j in range(0, max(1, n - 9), 10))
     lh = np.log(h)
     known, now, end, anneal, ahead, change = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
@@ -69,7 +83,8 @@ def features(steps, loss, lr, n, h):
     d50, d200 = m50 - last, m200 - last
     f = [1.0, d50, d200, d50 * lh / 5, tr50, tr200, trlog, sd, sd * lh, last - best, anneal,
          anneal * sd * 10, change * sd, ahead, ahead * trlog, now, end, anneal * lh, known, lh / 5,
-         np.log(t - s0 + 1.0) / 8, min(tr50, 0.0), min(trlog, 0.0)]
+         np.log(t - s0 + 1.0) / 8, min(tr50, 0.0), min(trlog, 0.0), W(0, 20) - last, sd200,
+         above_recent(50), above_recent(100), above_recent(200), trlog_all, trlog_quarter]
     return last, f
 
 
@@ -98,7 +113,7 @@ def main():
             for i in range(len(s)):
                 f.write(f"\"{name}\",{s[i]},{float(loss[i])!r},{float(lr[i])!r}\n")
     with open(os.path.join(HERE, "features.csv"), "w") as f:
-        f.write("run,n,h,with_lr,last," + ",".join(f"f{j}" for j in range(23)) + "\n")
+        f.write("run,n,h,with_lr,last," + ",".join(f"f{j}" for j in range(30)) + "\n")
         for name, (s, loss, lr) in cs.items():
             # Values as the CSV holds them (repr round-trips exactly).
             for n in (1, 6, 9, 10, 39, 40, 99, 100, 150, 399, 400, len(s)):
