@@ -70,14 +70,6 @@ void judge_run(const Curve& run, int r, const std::vector<OriginRow>& origins, b
 
 namespace {
 
-// The experts of the combined forecast: hpt's ensemble and every baseline before it.
-constexpr int kExperts = 1 + kCombinedSlot;
-// The expert that carries the weight before any target: the pretrained level forecaster when there
-// is one, else `last`.
-int prior_expert(const CurveStudySettings& s) {
-  return s.level_model.empty() ? 1 : 1 + kLearnedSlot;
-}
-
 // Each run's group as an index (runs without a group share one).
 std::vector<int> group_indices(const std::vector<Curve>& runs) {
   std::map<std::string, int> index;
@@ -103,10 +95,14 @@ std::vector<ScheduleAreas> schedule_areas_of(const std::vector<Curve>& runs) {
   return out;
 }
 
+// The experts of the combined forecast: the learned level forecast (`last` without a model) first.
 std::vector<double> experts_of(const ForecastRow& row) {
-  std::vector<double> e{row.mean};
-  for (int b = 0; b < kCombinedSlot; ++b) e.push_back(row.base[b]);
-  return e;
+  return {row.base[kLearnedSlot], row.base[0], row.base[1]};
+}
+
+// The unit of the combined forecast's evidence: the width of the learned 90 % interval.
+double learned_width(const ForecastRow& row) {
+  return row.base_hi[kLearnedSlot] - row.base_lo[kLearnedSlot];
 }
 
 }  // namespace
@@ -126,8 +122,7 @@ CurveStudy::CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings&
       group_(group_indices(runs)),
       group_end_(group_ends(runs, group_)),
       areas_(schedule_areas_of(runs)),
-      combination_(*std::max_element(group_.begin(), group_.end()) + 1,
-                   int(settings.horizons.size()), kExperts, prior_expert(settings)),
+      combination_(int(runs.size()), 3, settings.every, int(settings.horizons.size())),
       finetuner_(settings.level_model, settings.finetune, runs, group_),
       comm_(comm),
       history_(encoder.create_history(int(runs.size()))),
@@ -271,7 +266,7 @@ void CurveStudy::score_due(long long g) {
         row.base_inside[b] = (row.target >= row.base_lo[b] && row.target <= row.base_hi[b]);
       batch_errors[std::size_t(b * K + row.k)].push_back(row.target - row.base[b]);
     }
-    combination_.update(group_[std::size_t(row.run)], row.k, experts_of(row), row.target);
+    combination_.update(row.run, it->first, experts_of(row), row.target, learned_width(row));
   }
   for (std::size_t i = 0; i < base_errors_.size(); ++i)
     base_errors_[i].add_batch(std::move(batch_errors[i]));
@@ -467,7 +462,7 @@ ForecastRow CurveStudy::forecast_row(const CurveForecast& f, const OriginFits& f
     learned = level_forecast(level_model(r), level_features(fits.level, run.steps, run.lr, h));
     row.base[kLearnedSlot] = learned.mid;
   }
-  row.base[kCombinedSlot] = combination_.combine(group_[std::size_t(r)], k, experts_of(row));
+  row.base[kCombinedSlot] = combination_.combine(r, experts_of(row));
   for (int b = 0; b < kBaselines; ++b) {
     const auto& e = base_errors_[std::size_t(b * K + k)];
     row.base_lo[b] = row.base[b] + e.quantile(0.05);
@@ -476,6 +471,10 @@ ForecastRow CurveStudy::forecast_row(const CurveForecast& f, const OriginFits& f
   if (!settings_.level_model.empty()) {  // pretrained quantiles: an interval from the first origin
     row.base_lo[kLearnedSlot] = learned.lo;
     row.base_hi[kLearnedSlot] = learned.hi;
+    // The combined forecast carries the learned interval, moved with it.
+    const double shift = row.base[kCombinedSlot] - learned.mid;
+    row.base_lo[kCombinedSlot] = learned.lo + shift;
+    row.base_hi[kCombinedSlot] = learned.hi + shift;
   }
   row.target = target_log_loss(run.steps, run.loss, g, h);
   return row;

@@ -6,26 +6,25 @@
 
 namespace hpt::forecast {
 
-ForecastCombination::ForecastCombination(int groups, int horizons, int experts, int prior_expert)
-    : horizons_(horizons),
-      experts_(experts),
-      error_(std::size_t(groups * horizons * experts), kPrior) {
-  for (int g = 0; g < groups; ++g)
-    for (int k = 0; k < horizons; ++k) error_[at(g, k) + std::size_t(prior_expert)] = 0;
-}
+ForecastCombination::ForecastCombination(int runs, int experts, long long every, int horizons)
+    : experts_(experts),
+      target_weight_(double(std::max(every, 1LL)) / kUnitSteps / double(std::max(horizons, 1))),
+      evidence_(std::size_t(runs * experts), 0.0),
+      updated_(std::size_t(runs), -1) {}
 
-std::vector<double> ForecastCombination::weights(int group, int k) const {
-  const double* e = &error_[at(group, k)];
-  const double least = *std::min_element(e, e + experts_);
-  std::vector<double> w(static_cast<std::size_t>(experts_));
+std::vector<double> ForecastCombination::weights(int run) const {
+  std::vector<double> e(evidence_.begin() + long(at(run)), evidence_.begin() + long(at(run + 1)));
+  e[0] -= kPrior;
+  const double least = *std::min_element(e.begin(), e.end());
+  std::vector<double> w(e.size());
   double sum = 0;
-  for (int i = 0; i < experts_; ++i) sum += w[std::size_t(i)] = std::exp(-kRate * (e[i] - least));
+  for (std::size_t i = 0; i < e.size(); ++i) sum += w[i] = std::exp(-kRate * (e[i] - least));
   for (double& x : w) x /= sum;
   return w;
 }
 
-double ForecastCombination::combine(int group, int k, const std::vector<double>& experts) const {
-  const std::vector<double> w = weights(group, k);
+double ForecastCombination::combine(int run, const std::vector<double>& experts) const {
+  const std::vector<double> w = weights(run);
   double sum = 0, weight = 0;
   for (int i = 0; i < experts_; ++i)
     if (std::isfinite(experts[std::size_t(i)]))
@@ -33,12 +32,18 @@ double ForecastCombination::combine(int group, int k, const std::vector<double>&
   return weight > 0 ? sum / weight : std::numeric_limits<double>::quiet_NaN();
 }
 
-void ForecastCombination::update(int group, int k, const std::vector<double>& experts,
-                                 double target) {
-  double* e = &error_[at(group, k)];
+void ForecastCombination::update(int run, long long step, const std::vector<double>& experts,
+                                 double target, double scale) {
+  if (!std::isfinite(target)) return;
+  double* e = &evidence_[at(run)];
+  long long& last = updated_[std::size_t(run)];
+  const double decay = last < 0 ? 1.0 : std::exp(-double(std::max(step - last, 0LL)) / kMemorySteps);
+  last = std::max(last, step);
+  const double unit = std::isfinite(scale) && scale > 0 ? scale : 1.0;
   for (int i = 0; i < experts_; ++i) {
     const double f = experts[std::size_t(i)];
-    e[i] += std::isfinite(f) ? std::min(1.0, std::fabs(f - target)) : 1.0;
+    const double err = std::isfinite(f) ? std::min(kCap, std::fabs(f - target) / unit) : kCap;
+    e[i] = e[i] * decay + target_weight_ * err;
   }
 }
 

@@ -191,8 +191,8 @@ r = run(a.hpt, deck, f"forecast.input={sweep}/curves.h5", f"output.dir={out}_hpt
 check(r.returncode == 2 and "forecast.stop_rule = median" in r.stderr and
       not os.path.exists(out + "_hpt"), "stop_rule = median with stop_by = hpt: exit 2", r.stderr)
 
-# forecast.ensemble = off: no hpt column; the ensemble-free forecasters and the stop list unchanged
-# (combined blends the ensemble in when it is on, so it is left out of the comparison).
+# forecast.ensemble = off: no hpt column; the ensemble-free forecasters (combined guards learned with
+# last and loglin, so it is one of them) and the stop list unchanged.
 out = os.path.join(a.work, "out_no_ensemble")
 r = run(a.hpt, deck, f"forecast.input={sweep}/curves.h5", f"output.dir={out}", "output.name=fc",
         "forecast.ensemble=off", *small)
@@ -200,7 +200,7 @@ check(r.returncode == 0 and "forecast.ensemble = off" in r.stdout, "ensemble off
       r.stdout[-2000:] + r.stderr)
 with f5.File(outputs["h5"], "r") as f, f5.File(os.path.join(out, "fc.h5"), "r") as g:
     check(np.all(np.isnan(g["forecasts/mean"][...])), "ensemble off: the hpt column is NaN")
-    for b in ("last", "loglin", "power", "law", "learned"):
+    for b in ("last", "loglin", "power", "law", "learned", "combined"):
         check(np.array_equal(f[f"baselines/{b}/forecast"][...], g[f"baselines/{b}/forecast"][...],
                              equal_nan=True), f"ensemble off: {b} forecasts unchanged")
     check(np.array_equal(f["stop/run"][...], g["stop/run"][...]),

@@ -1,7 +1,8 @@
 // The schedule-aware law (forecast/schedule_law.hpp) and the combined forecast
 // (forecast/forecast_combination.hpp): the areas against their closed forms, a law fitted to a
 // curve made by the law recovers its future under a schedule that anneals after the history ends,
-// and the exponentially weighted average keeps within its regret bound of the best expert.
+// and the combined forecast's weights equal a direct sum of the decayed evidence, move to the expert
+// that keeps being right, run by run, and hardly depend on the origins' cadence.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -81,45 +82,73 @@ TEST(ScheduleLaw, TooShortAHistoryFallsBackToLast) {
   EXPECT_DOUBLE_EQ(forecast_law(steps, loss, {}, areas, law, 50, 10), forecast_last(loss, 50));
 }
 
-TEST(ForecastCombination, StaysWithinTheRegretBoundOfTheBestExpert) {
-  std::mt19937 rng(7);
-  std::normal_distribution<double> noise(0.0, 1.0);
-  const int experts = 5, T = 4000;
-  ForecastCombination c(1, 1, experts, 1);
-  std::vector<double> expert_error(experts, 0.0);
-  double combined_error = 0;
-  for (int t = 0; t < T; ++t) {
-    const double target = noise(rng);
-    std::vector<double> f(experts);
-    // Expert 3 is the best (smallest bias and noise); the others are worse in different ways.
-    const double bias[experts] = {0.5, 0.3, -0.4, 0.02, 0.8};
-    const double spread[experts] = {0.2, 0.4, 0.3, 0.1, 0.05};
-    for (int e = 0; e < experts; ++e) f[std::size_t(e)] = target + bias[e] + spread[e] * noise(rng);
-    const double combined = c.combine(0, 0, f);
-    combined_error += std::min(1.0, std::fabs(combined - target));
-    for (int e = 0; e < experts; ++e)
-      expert_error[std::size_t(e)] += std::min(1.0, std::fabs(f[std::size_t(e)] - target));
-    c.update(0, 0, f, target);
-  }
-  const double best = *std::min_element(expert_error.begin(), expert_error.end());
-  const double rate = ForecastCombination::kRate;
-  EXPECT_LE(combined_error, best + (std::log(experts) + rate * ForecastCombination::kPrior) / rate +
-                                rate * T / 8.0);
-  // In practice far inside the bound: within 2 % of the best expert, whose weight dominates.
-  EXPECT_LE(combined_error, 1.02 * best);
-  EXPECT_GT(c.weights(0, 0)[3], 0.99);
+// The evidence by a direct sum: every realised target's capped, scaled error, decayed from its step
+// to the newest step, times the target's weight.
+std::vector<double> evidence_by_sum(const std::vector<std::vector<double>>& errors,
+                                    const std::vector<long long>& steps, double weight) {
+  std::vector<double> e(errors[0].size(), 0.0);
+  for (std::size_t j = 0; j < steps.size(); ++j)
+    for (std::size_t i = 0; i < e.size(); ++i)
+      e[i] += weight * std::min(ForecastCombination::kCap, errors[j][i]) *
+              std::exp(-double(steps.back() - steps[j]) / ForecastCombination::kMemorySteps);
+  return e;
 }
 
-TEST(ForecastCombination, BeforeAnyTargetThePriorExpertCarriesTheWeight) {
-  ForecastCombination c(2, 3, 4, 1);
-  const std::vector<double> f{0.0, 1.0, 2.0, std::nan("")};
-  const double w1 = c.weights(0, 0)[1];
-  EXPECT_GT(w1, 0.9);
-  EXPECT_NEAR(c.combine(1, 2, f), 1.0, 0.1);
-  // Groups and horizons learn apart: an update of group 0 leaves group 1 as it was.
-  for (int t = 0; t < 50; ++t) c.update(0, 0, f, 2.0);
-  EXPECT_GT(c.weights(0, 0)[2], 0.9);
-  EXPECT_DOUBLE_EQ(c.weights(1, 0)[1], w1);
+TEST(ForecastCombination, WeightsFollowTheDecayedEvidenceOfADirectSum) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const long long every = 20;
+  const int horizons = 4;
+  ForecastCombination c(1, 3, every, horizons);
+  std::vector<std::vector<double>> errors;
+  std::vector<long long> steps;
+  for (int j = 0; j < 60; ++j) {
+    const long long step = 100 + every * (j / horizons);  // four targets realised per step
+    const double target = u(rng), scale = 0.2 + 0.1 * (j % 3);
+    const std::vector<double> f{target + 0.05 * u(rng), target + 0.3 * u(rng), target + u(rng)};
+    c.update(0, step, f, target, scale);
+    errors.push_back({std::fabs(f[0] - target) / scale, std::fabs(f[1] - target) / scale,
+                      std::fabs(f[2] - target) / scale});
+    steps.push_back(step);
+  }
+  std::vector<double> e = evidence_by_sum(errors, steps, double(every) / 10.0 / horizons);
+  e[0] -= ForecastCombination::kPrior;
+  const double least = *std::min_element(e.begin(), e.end());
+  double sum = 0;
+  for (double& x : e) sum += x = std::exp(-ForecastCombination::kRate * (x - least));
+  const std::vector<double> w = c.weights(0);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_NEAR(w[i], e[i] / sum, 1e-12);
+  const std::vector<double> f{1.0, 2.0, std::nan("")};
+  EXPECT_NEAR(c.combine(0, f), (w[0] * 1.0 + w[1] * 2.0) / (w[0] + w[1]), 1e-12);
+}
+
+TEST(ForecastCombination, ALearnedForecastThatKeepsMissingLosesItsWeightRunByRun) {
+  ForecastCombination c(2, 3, 10, 1);
+  const std::vector<double> before = c.weights(0);
+  EXPECT_GT(before[0], before[1]);  // the head start of the learned forecast
+  EXPECT_DOUBLE_EQ(before[1], before[2]);
+  // Run 0: expert 2 is exact, the learned forecast misses by two interval widths.
+  for (long long step = 10; step <= 1000; step += 10) c.update(0, step, {2.0, 0.5, 1.0}, 1.0, 0.5);
+  EXPECT_GT(c.weights(0)[2], 0.99);
+  EXPECT_NEAR(c.combine(0, {2.0, 0.5, 1.0}), 1.0, 0.01);
+  // Run 1 learns apart; a target without a value changes nothing.
+  c.update(1, 10, {2.0, 0.5, 1.0}, std::nan(""), 0.5);
+  EXPECT_EQ(c.weights(1), before);
+  // After the run turns (the learned forecast exact again) the old misses are forgotten.
+  for (long long step = 1010; step <= 3000; step += 10) c.update(0, step, {1.0, 0.5, 1.5}, 1.0, 0.5);
+  EXPECT_GT(c.weights(0)[0], 0.6);
+}
+
+TEST(ForecastCombination, TheWeightsHardlyDependOnTheCadenceOfTheOrigins) {
+  // The same errors every 10 and every 50 steps: the targets weigh 1 and 5, and the evidence
+  // differs only by how the sum of a geometric series approximates its integral.
+  ForecastCombination fine(1, 3, 10, 1), coarse(1, 3, 50, 1);
+  const std::vector<double> f{1.3, 1.1, 1.0};
+  for (long long step = 10; step <= 2000; step += 10) {
+    fine.update(0, step, f, 1.0, 1.0);
+    if (step % 50 == 0) coarse.update(0, step, f, 1.0, 1.0);
+  }
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_NEAR(fine.weights(0)[i], coarse.weights(0)[i], 0.05);
 }
 
 }  // namespace
