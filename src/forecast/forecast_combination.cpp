@@ -37,7 +37,8 @@ void ForecastCombination::update(int run, long long step, const std::vector<doub
   if (!std::isfinite(target)) return;
   double* e = &evidence_[at(run)];
   long long& last = updated_[std::size_t(run)];
-  const double decay = last < 0 ? 1.0 : std::exp(-double(std::max(step - last, 0LL)) / kMemorySteps);
+  const double decay =
+      last < 0 ? 1.0 : std::exp(-double(std::max(step - last, 0LL)) / kMemorySteps);
   last = std::max(last, step);
   const double unit = std::isfinite(scale) && scale > 0 ? scale : 1.0;
   for (int i = 0; i < experts_; ++i) {

@@ -1,11 +1,12 @@
 #pragma once
 // The combined forecast (docs/method.md#combined-forecast): a guard on the learned level forecast,
 // run by run. Per run, an exponentially weighted average of three experts (learned, last, loglin),
-// each weighted by exp(-rate * its evidence), where the evidence is its recent absolute error on the
-// run's realised targets of every horizon, in units of the learned 90 % interval's width (capped),
-// forgotten with an e-folding of kMemorySteps steps. The learned expert starts with a head start;
-// on a run where a simple expert keeps beating it (a smooth curve that `loglin` extrapolates, a
-// memorising run that `last` holds), the weight moves to that expert within a few hundred steps.
+// each weighted by exp(-rate * its evidence), where the evidence is its recent absolute error on
+// the run's realised targets of every horizon, in units of the learned 90 % interval's width
+// (capped), forgotten with an e-folding of kMemorySteps steps. The learned expert starts with a
+// head start; on a run where a simple expert keeps beating it (a smooth curve that `loglin`
+// extrapolates, a memorising run that `last` holds), the weight moves to that expert within a few
+// hundred steps.
 #include <vector>
 
 namespace hpt::forecast {
@@ -25,7 +26,8 @@ class ForecastCombination {
   // The weighted mean of the finite forecasts among `experts` (NaN when none is finite).
   double combine(int run, const std::vector<double>& experts) const;
   // A target of `run` realised at `step`: the evidence decays to that step, then each expert's
-  // absolute error over `scale` (the learned interval's width; 1 when it has none), capped, joins it.
+  // absolute error over `scale` (the learned interval's width; 1 when it has none), capped, joins
+  // it.
   void update(int run, long long step, const std::vector<double>& experts, double target,
               double scale);
   // The current weights (for reports), normalised over the experts.

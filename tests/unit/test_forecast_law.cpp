@@ -1,8 +1,8 @@
 // The schedule-aware law (forecast/schedule_law.hpp) and the combined forecast
 // (forecast/forecast_combination.hpp): the areas against their closed forms, a law fitted to a
 // curve made by the law recovers its future under a schedule that anneals after the history ends,
-// and the combined forecast's weights equal a direct sum of the decayed evidence, move to the expert
-// that keeps being right, run by run, and hardly depend on the origins' cadence.
+// and the combined forecast's weights equal a direct sum of the decayed evidence, move to the
+// expert that keeps being right, run by run, and hardly depend on the origins' cadence.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -135,7 +135,8 @@ TEST(ForecastCombination, ALearnedForecastThatKeepsMissingLosesItsWeightRunByRun
   c.update(1, 10, {2.0, 0.5, 1.0}, std::nan(""), 0.5);
   EXPECT_EQ(c.weights(1), before);
   // After the run turns (the learned forecast exact again) the old misses are forgotten.
-  for (long long step = 1010; step <= 3000; step += 10) c.update(0, step, {1.0, 0.5, 1.5}, 1.0, 0.5);
+  for (long long step = 1010; step <= 3000; step += 10)
+    c.update(0, step, {1.0, 0.5, 1.5}, 1.0, 0.5);
   EXPECT_GT(c.weights(0)[0], 0.6);
 }
 
