@@ -114,6 +114,25 @@ io::TextTable scores_table(const CurveStudyResult& result) {
   return table;
 }
 
+// hpt's forecast per horizon (the combined forecast: docs/method.md#combined-forecast) against the
+// best simple forecaster there (last, loglin, power or the law, by pooled mean |error|).
+io::TextTable headline_table(const CurveStudyResult& result) {
+  const forecast::HorizonScores& s = result.scores;
+  constexpr int kCombined = 1 + forecast::kCombinedSlot;
+  io::TextTable table({"horizon", "hpt (combined)", "best simple", "its mean |error|",
+                       "hpt / best simple", "hpt 90% coverage"});
+  for (int k = 0; k < s.horizons; ++k) {
+    int best = 1;
+    for (int fi = 2; fi <= 1 + forecast::kLawSlot; ++fi)
+      if (s.mean_error[s.at(fi, k)] < s.mean_error[s.at(best, k)]) best = fi;
+    const double hpt = s.mean_error[s.at(kCombined, k)], simple = s.mean_error[s.at(best, k)];
+    table.add_row({std::to_string(result.horizons[std::size_t(k)]), io::fmt(hpt),
+                   forecast::kForecasterNames[best], io::fmt(simple), io::fmt(hpt / simple),
+                   io::fmt(s.coverage[s.at(kCombined, k)])});
+  }
+  return table;
+}
+
 // The validation forecasts' scores per horizon (empty when no run has validation losses).
 std::string validation_table(const CurveStudyResult& result) {
   const forecast::ValidationScores& v = result.validation_scores;
@@ -152,8 +171,10 @@ void print_summary(const CurveStudyResult& result, const std::vector<forecast::C
   std::cout << scores_table(result).str()
             << "coverage: hpt after the adaptive conformal correction; baselines "
             << "from the 5/95 % quantiles of their own past errors (once 10 are known)\n"
-            << validation_table(result) << "stop list at " << io::fmt(s.stop_at)
-            << " of each run: " << s.stopped_count << " of " << R
+            << "hpt's forecast: combined, the learned level forecast guarded run by run by last "
+            << "and loglin (the hpt row above is the RSSM ensemble alone)\n"
+            << headline_table(result).str() << validation_table(result) << "stop list at "
+            << io::fmt(s.stop_at) << " of each run: " << s.stopped_count << " of " << R
             << " runs stopped (P(beat best other) < " << io::fmt(s.below_probability)
             << (s.rule == forecast::StopRule::kMedian
                     ? ", or forecast final median above the others' median"

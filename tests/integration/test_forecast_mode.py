@@ -106,6 +106,48 @@ with f5.File(outputs["h5"], "r") as f, f5.File(outputs["csv"], "r") as g:
     check("best_run_kept" in f["stop"].attrs and "total_steps_saved" in f["stop"].attrs,
           "stop list summary stored")
 
+# The combined forecast rebuilt from the stored learned, last and loglin forecasts with the rule
+# written out here: per run, weights exp(-(E - P)) with P = 1 for learned; E sums each realised
+# target's error in learned interval widths (capped at 2), times (every / 10) / horizons, decayed by
+# exp(-steps / 200) from the step at which it became known; targets known at an origin count there.
+with f5.File(outputs["h5"], "r") as f:
+    run_of, origin, hz = f["forecasts/run"][...], f["forecasts/origin"][...], f["forecasts/horizon"][...]
+    target = f["forecasts/target"][...]
+    ex = np.stack([f[f"baselines/{b}/forecast"][...] for b in ("learned", "last", "loglin")])
+    width = f["baselines/learned/q95"][...] - f["baselines/learned/q05"][...]
+    combined = f["baselines/combined/forecast"][...]
+    lo_c, hi_c = f["baselines/combined/q05"][...], f["baselines/combined/q95"][...]
+    unit = (10 / 10) / 3
+    worst = 0.0
+    for r in np.unique(run_of):
+        rows = np.where(run_of == r)[0]
+        known_at = origin[rows] + hz[rows] + 5
+        e, last, pending = np.zeros(3), None, sorted(rows[~np.isnan(target[rows])], key=lambda i: origin[i] + hz[i] + 5)
+        for i in rows[np.argsort(origin[rows], kind="stable")]:
+            while pending and origin[pending[0]] + hz[pending[0]] + 5 <= origin[i]:
+                j = pending.pop(0)
+                t = origin[j] + hz[j] + 5
+                e *= 1.0 if last is None else math.exp(-(t - last) / 200)
+                last = t
+                err = np.where(np.isfinite(ex[:, j]), np.abs(ex[:, j] - target[j]) / width[j], 2.0)
+                e += unit * np.minimum(err, 2.0)
+            w = np.exp(-(e - np.array([1.0, 0, 0]) - np.min(e - np.array([1.0, 0, 0]))))
+            ok = np.isfinite(ex[:, i])
+            expect = np.sum(w[ok] * ex[ok, i]) / np.sum(w[ok])
+            worst = max(worst, abs(expect - combined[i]))
+            worst = max(worst, abs((lo_c[i] - combined[i]) - (f["baselines/learned/q05"][i] - ex[0, i])))
+    check(worst < 1e-9, "the combined forecast and its interval follow the rule rebuilt here", f"{worst}")
+    errs = {b: np.nanmean(f[f"baselines/{b}/error"][...][hz == 50]) for b in
+            ("last", "loglin", "power", "law", "combined")}
+    best = min(("last", "loglin", "power", "law"), key=lambda b: errs[b])
+r = run(a.hpt, deck, f"forecast.input={sweep}/curves.h5", f"output.dir={a.work}/out_headline",
+        "output.name=fc", *small)
+line = [l for l in r.stdout.splitlines() if len(l.split()) == 6 and l.split()[0] == "50" and
+        l.split()[2] == best]
+check(len(line) == 1 and abs(float(line[0].split()[4]) - errs["combined"] / errs[best]) < 2e-3,
+      "the headline gives hpt's forecast (combined) over the best simple forecaster at h = 50",
+      f"{line} {errs}")
+
 # The stop rule of forecast.stop_by = learned rebuilt from the stored forecasts: each run's level
 # to beat is the lowest forecast final median of the others at that origin (a run not at the origin
 # counts with its current level: log mean of its newest 10 losses), and the probability (the
