@@ -9,6 +9,7 @@
 #include "core/communicator.hpp"
 #include "core/error.hpp"
 #include "core/registry.hpp"
+#include "forecast/curve_densify.hpp"
 #include "forecast/curve_study.hpp"
 #include "forecast/forecast_options.hpp"
 #include "forecast/origin_share.hpp"
@@ -32,7 +33,9 @@ forecast::CurveSet read_input(const Config& c) {
     throw InputError(
         "forecast.input is empty; expected the path of an HDF5 or CSV file of loss "
         "curves");
-  return io::read_curves(path, c.get_bool("forecast.skip_bad_runs"));
+  forecast::CurveSet set = io::read_curves(path, c.get_bool("forecast.skip_bad_runs"));
+  forecast::densify_sparse_runs(set);
+  return set;
 }
 
 void warn_skipped_runs(const forecast::CurveSet& set, const Config& c) {

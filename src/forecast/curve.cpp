@@ -15,4 +15,12 @@ int entries_upto(const Curve& c, long long t) {
   return int(std::upper_bound(c.steps.begin(), c.steps.end(), t) - c.steps.begin());
 }
 
+long long first_logged_from(const Curve& c, long long step) {
+  if (c.logged.empty()) return step;
+  for (int i = int(std::lower_bound(c.steps.begin(), c.steps.end(), step) - c.steps.begin());
+       i < int(c.steps.size()); ++i)
+    if (c.logged[std::size_t(i)]) return c.steps[std::size_t(i)];
+  return step;
+}
+
 }  // namespace hpt::forecast

@@ -18,6 +18,9 @@ struct Curve {
   std::vector<long long> val_steps;
   std::vector<double> val_loss;
   bool diverged = false;  // the file's curve went on to a non-finite loss; it ends before it
+  // Empty when every entry was logged; else 1 for the logged entries and 0 for those filled in
+  // between them (forecast/curve_densify.hpp).
+  std::vector<char> logged;
 };
 
 struct CurveSet {
@@ -30,6 +33,15 @@ struct CurveSet {
 
 // The number of entries of `c` at steps <= t.
 int entries_upto(const Curve& c, long long t);
+
+// Whether entry i of `c` was logged (not filled in between logged steps).
+inline bool logged_entry(const Curve& c, int i) {
+  return c.logged.empty() || c.logged[std::size_t(i)] != 0;
+}
+
+// The first step at or after `step` whose entry was logged (`step` itself when every entry was,
+// or when none is left).
+long long first_logged_from(const Curve& c, long long step);
 
 // The validation loss of `c` recorded at step `step`, or NaN.
 double validation_at(const Curve& c, long long step);

@@ -105,6 +105,13 @@ double learned_width(const ForecastRow& row) {
   return row.base_hi[kLearnedSlot] - row.base_lo[kLearnedSlot];
 }
 
+// The combined forecast's raw interval: the learned one moved with it.
+Interval combined_raw_interval(const ForecastRow& row) {
+  const double shift = row.base[kCombinedSlot] - row.base[kLearnedSlot];
+  return {row.base_lo[kLearnedSlot] + shift, row.base[kCombinedSlot],
+          row.base_hi[kLearnedSlot] + shift};
+}
+
 }  // namespace
 
 CurveStudy::CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings& settings,
@@ -118,6 +125,8 @@ CurveStudy::CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings&
                   settings.train_runs),
       calibration_(int(settings.horizons.size()), settings.calibration, 0.90,
                    settings.calibration_rate, settings.calibration_window),
+      combined_calibration_(int(settings.horizons.size()), settings.calibration, 0.90,
+                            settings.calibration_rate, settings.calibration_window),
       base_errors_(std::size_t(kBaselines * int(settings.horizons.size()))),
       group_(group_indices(runs)),
       group_end_(group_ends(runs, group_)),
@@ -253,6 +262,8 @@ void CurveStudy::score_due(long long g) {
   std::vector<std::vector<char>> batch_inside(static_cast<std::size_t>(K));
   std::vector<std::vector<double>> batch_scores(static_cast<std::size_t>(K));
   std::vector<std::vector<double>> batch_errors(base_errors_.size());
+  std::vector<std::vector<char>> combined_inside(static_cast<std::size_t>(K));
+  std::vector<std::vector<double>> combined_scores(static_cast<std::size_t>(K));
   for (auto it = due_.begin(); it != due_.end() && it->first <= g; it = due_.erase(it)) {
     ForecastRow& row = rows_[it->second];
     if (settings_.ensemble) {
@@ -267,18 +278,29 @@ void CurveStudy::score_due(long long g) {
       batch_errors[std::size_t(b * K + row.k)].push_back(row.target - row.base[b]);
     }
     combination_.update(row.run, it->first, experts_of(row), row.target, learned_width(row));
+    if (!settings_.level_model.empty()) {
+      const Interval raw = combined_raw_interval(row);
+      combined_inside[std::size_t(row.k)].push_back(char(row.base_inside[kCombinedSlot]));
+      combined_scores[std::size_t(row.k)].push_back(
+          conformal_score(row.target, raw.lo, raw.mid, raw.hi));
+    }
   }
   for (std::size_t i = 0; i < base_errors_.size(); ++i)
     base_errors_[i].add_batch(std::move(batch_errors[i]));
-  for (int k = 0; k < K; ++k)
+  for (int k = 0; k < K; ++k) {
     calibration_.update_batch(k, batch_inside[std::size_t(k)], batch_scores[std::size_t(k)]);
+    combined_calibration_.update_batch(k, combined_inside[std::size_t(k)],
+                                       combined_scores[std::size_t(k)]);
+  }
 }
 
 // Marks the origin runs (active, with enough history) on the host; returns their number.
 int CurveStudy::mark_origin_runs() {
   int origin_runs = 0;
   for (int r = 0; r < runs_count(); ++r) {
-    host_origin_(r) = host_active_(r) && next_[std::size_t(r)] >= kMinOriginEntries;
+    const int n = next_[std::size_t(r)];
+    host_origin_(r) =
+        host_active_(r) && n >= kMinOriginEntries && logged_entry(runs_[std::size_t(r)], n - 1);
     origin_runs += host_origin_(r);
   }
   return origin_runs;
@@ -319,8 +341,10 @@ void CurveStudy::forecast_at_origin(long long g) {
   HostExec().fence();
   origins_.insert(origins_.end(), judged.begin(), judged.end());
   for (const ForecastRow& row : w.rows) {
-    if (!std::isnan(row.target))
-      due_.emplace(g + settings_.horizons[std::size_t(row.k)] + kTargetAfter, rows_.size());
+    if (!std::isnan(row.target))  // known once the window's last loss is logged
+      due_.emplace(first_logged_from(runs_[std::size_t(row.run)],
+                                     g + settings_.horizons[std::size_t(row.k)] + kTargetAfter),
+                   rows_.size());
     rows_.push_back(row);
   }
   for (const ValidationRow& v : w.validation)
@@ -471,10 +495,11 @@ ForecastRow CurveStudy::forecast_row(const CurveForecast& f, const OriginFits& f
   if (!settings_.level_model.empty()) {  // pretrained quantiles: an interval from the first origin
     row.base_lo[kLearnedSlot] = learned.lo;
     row.base_hi[kLearnedSlot] = learned.hi;
-    // The combined forecast carries the learned interval, moved with it.
-    const double shift = row.base[kCombinedSlot] - learned.mid;
-    row.base_lo[kCombinedSlot] = learned.lo + shift;
-    row.base_hi[kCombinedSlot] = learned.hi + shift;
+    // The combined forecast carries the learned interval, moved with it and calibrated online.
+    const Interval raw = combined_raw_interval(row);
+    const Interval iv = combined_calibration_.apply(k, raw.lo, raw.mid, raw.hi);
+    row.base_lo[kCombinedSlot] = iv.lo;
+    row.base_hi[kCombinedSlot] = iv.hi;
   }
   row.target = target_log_loss(run.steps, run.loss, g, h);
   return row;

@@ -258,6 +258,7 @@ class CurveStudy {
   Encoder& encoder_;
   RssmCurveForecaster forecaster_;
   AdaptiveConformal calibration_;
+  AdaptiveConformal combined_calibration_;    // of the combined forecast's interval
   std::vector<EmpiricalErrors> base_errors_;  // baseline b, horizon k: entry b * K + k
   std::vector<int> group_;                    // run -> index of its group
   std::vector<long long> group_end_;          // group -> last step of its longest run

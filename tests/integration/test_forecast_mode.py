@@ -31,6 +31,39 @@ for kind, threads in (("h5", 2), ("csv", 2), ("h5_1thread", 1)):
           f"{kind}: console summary, stop list and throughput printed", r.stdout[-3000:])
     outputs[kind] = os.path.join(out, "fc.h5")
 
+
+def rebuilt_calibration_error(origin, hz, known, target, inside, q50, raw_lo, raw_hi, q05, q95):
+    """The largest deviation of the stored calibrated intervals (q05, q95) from the quantile rule
+    written out here: each step's newly known targets of a horizon move the level once by their miss
+    fraction (gamma 0.05, window 200), the factor is the named order statistic of the scores, and an
+    origin's intervals use the state after that step's targets."""
+    level = {h: 0.10 for h in (10, 50, 100)}
+    scores = {h: [] for h in (10, 50, 100)}
+
+    def factor(h):
+        s = sorted(scores[h][-200:])
+        if not s:
+            return 1.0
+        rank = min(max(int(np.ceil((len(s) + 1) * (1 - level[h]) - 1e-9)), 1), len(s))
+        return s[rank - 1]
+
+    def score(t, lo, mid, hi):
+        excess, half = (t - mid, hi - mid) if t > mid else (mid - t, mid - lo)
+        return 0.0 if not excess > 0 else (min(excess / half, 1e6) if half > 0 else 1e6)
+    resolved = origin + hz + 5
+    worst = 0.0
+    for g in range(1, int(origin.max()) + 1):
+        for h in level:
+            due = np.where(known & (resolved == g) & (hz == h))[0]
+            if due.size:
+                level[h] = min(max(level[h] + 0.05 * (0.10 - np.mean(inside[due] == 0)), 0.0), 1.0)
+                scores[h] += [score(target[i], raw_lo[i], q50[i], raw_hi[i]) for i in due]
+        for i in np.where(origin == g)[0]:
+            w = factor(int(hz[i]))
+            worst = max(worst, abs(q05[i] - (q50[i] - w * (q50[i] - raw_lo[i]))),
+                        abs(q95[i] - (q50[i] + w * (raw_hi[i] - q50[i]))))
+    return worst
+
 f5 = h5()
 with f5.File(outputs["h5"], "r") as f, f5.File(outputs["h5_1thread"], "r") as g:
     same = all(np.array_equal(f["forecasts/" + k][...], g["forecasts/" + k][...], equal_nan=True)
@@ -67,37 +100,11 @@ with f5.File(outputs["h5"], "r") as f, f5.File(outputs["csv"], "r") as g:
         check(c.size > 0 and np.all((c >= 0) & (c <= 1)), f"{name} coverage in [0, 1]")
         check(np.all(np.isfinite(f[f"summary/{name}/mean_error"][...])), f"{name} mean error finite")
     # The calibrated intervals rebuilt from the stored raw ones with the quantile rule written out
-    # here: each step's newly known targets of a horizon move the level once by their miss fraction
-    # (gamma 0.05, window 200), the factor is the named order statistic of the scores, and an
-    # origin's intervals use the state after that step's targets.
+    # here (rebuilt_calibration_error, above).
     origin, hz = f["forecasts/origin"][...], f["forecasts/horizon"][...]
-    q50, raw_lo, raw_hi = f["forecasts/q50"][...], f["forecasts/q05_raw"][...], f["forecasts/q95_raw"][...]
-    q05, q95 = f["forecasts/q05"][...], f["forecasts/q95"][...]
-    level = {h: 0.10 for h in (10, 50, 100)}
-    scores = {h: [] for h in (10, 50, 100)}
-
-    def factor(h):
-        s = sorted(scores[h][-200:])
-        if not s:
-            return 1.0
-        rank = min(max(int(np.ceil((len(s) + 1) * (1 - level[h]) - 1e-9)), 1), len(s))
-        return s[rank - 1]
-
-    def score(t, lo, mid, hi):
-        excess, half = (t - mid, hi - mid) if t > mid else (mid - t, mid - lo)
-        return 0.0 if not excess > 0 else (min(excess / half, 1e6) if half > 0 else 1e6)
-    resolved = origin + hz + 5
-    worst = 0.0
-    for g in range(1, int(origin.max()) + 1):
-        for h in level:
-            due = np.where(known & (resolved == g) & (hz == h))[0]
-            if due.size:
-                level[h] = min(max(level[h] + 0.05 * (0.10 - np.mean(inside[due] == 0)), 0.0), 1.0)
-                scores[h] += [score(target[i], raw_lo[i], q50[i], raw_hi[i]) for i in due]
-        for i in np.where(origin == g)[0]:
-            w = factor(int(hz[i]))
-            worst = max(worst, abs(q05[i] - (q50[i] - w * (q50[i] - raw_lo[i]))),
-                        abs(q95[i] - (q50[i] + w * (raw_hi[i] - q50[i]))))
+    worst = rebuilt_calibration_error(
+        origin, hz, known, target, inside, f["forecasts/q50"][...], f["forecasts/q05_raw"][...],
+        f["forecasts/q95_raw"][...], f["forecasts/q05"][...], f["forecasts/q95"][...])
     check(worst < 1e-9, "the calibrated intervals follow the quantile rule rebuilt here", f"{worst}")
     runs = sorted(f["runs"].keys())
     with h5().File(os.path.join(sweep, "curves.h5"), "r") as c:
@@ -135,8 +142,15 @@ with f5.File(outputs["h5"], "r") as f:
             ok = np.isfinite(ex[:, i])
             expect = np.sum(w[ok] * ex[ok, i]) / np.sum(w[ok])
             worst = max(worst, abs(expect - combined[i]))
-            worst = max(worst, abs((lo_c[i] - combined[i]) - (f["baselines/learned/q05"][i] - ex[0, i])))
-    check(worst < 1e-9, "the combined forecast and its interval follow the rule rebuilt here", f"{worst}")
+    check(worst < 1e-9, "the combined forecast follows the rule rebuilt here", f"{worst}")
+    # Its interval: the learned one moved with it, calibrated by the same quantile rule.
+    shift = combined - ex[0]
+    known = ~np.isnan(target)
+    inside_c = f["baselines/combined/inside"][...]
+    worst = rebuilt_calibration_error(origin, hz, known, target, inside_c, combined,
+                                      f["baselines/learned/q05"][...] + shift,
+                                      f["baselines/learned/q95"][...] + shift, lo_c, hi_c)
+    check(worst < 1e-9, "the combined interval follows the quantile rule rebuilt here", f"{worst}")
     errs = {b: np.nanmean(f[f"baselines/{b}/error"][...][hz == 50]) for b in
             ("last", "loglin", "power", "law", "combined")}
     best = min(("last", "loglin", "power", "law"), key=lambda b: errs[b])
@@ -252,6 +266,48 @@ r = run(a.hpt, deck, f"forecast.input={sweep}/curves.h5", f"output.dir={out}_hpt
 check(r.returncode == 2 and "forecast.stop_by = hpt" in r.stderr and "forecast.ensemble = off" in
       r.stderr and not os.path.exists(out + "_hpt"), "stop_by = hpt without the ensemble: exit 2",
       r.stderr)
+
+# A sweep logged every 7 steps: read step by step (a note says so), origins only at logged steps,
+# targets scored, and no forecast reads a loss logged after its origin: tripling every loss logged
+# after step T leaves every row and origin judgment made at or before T bit-identical.
+def sparse_copy(path, scale_after=None):
+    with open(os.path.join(sweep, "curves.csv")) as src, open(path, "w") as dst:
+        header = src.readline()
+        dst.write(header)
+        cols = header.strip().split(",")
+        for line in src:
+            v = line.strip().split(",")
+            step = int(v[cols.index("step")])
+            if step % 7:
+                continue
+            if scale_after is not None and step > scale_after and v[cols.index("loss")]:
+                v[cols.index("loss")] = repr(3.0 * float(v[cols.index("loss")]))
+            dst.write(",".join(v) + "\n")
+T = 140
+sparse = {}
+for name, after in (("sparse", None), ("sparse_changed", T)):
+    sparse_copy(os.path.join(a.work, name + ".csv"), after)
+    r = run(a.hpt, deck, f"forecast.input={a.work}/{name}.csv", f"output.dir={a.work}/out_{name}",
+            "output.name=fc", *small)
+    check(r.returncode == 0 and "runs are logged every 7 steps" in r.stdout,
+          f"{name}: a sweep logged every 7 steps is forecast, with a note", r.stdout[-2000:] + r.stderr)
+    sparse[name] = os.path.join(a.work, f"out_{name}", "fc.h5")
+with f5.File(sparse["sparse"], "r") as f, f5.File(sparse["sparse_changed"], "r") as g:
+    origin = f["forecasts/origin"][...]
+    check(origin.size > 0 and np.all(origin % 7 == 0), "sparse: origins only at logged steps",
+          str(np.unique(origin)))
+    check(np.sum(~np.isnan(f["baselines/combined/error"][...])) > 0, "sparse: targets are scored")
+    early = origin <= T
+    check(early.any() and (~early).any(), "sparse: origins on both sides of the change")
+    same = all(np.array_equal(f[k][...][early], g[k][...][early], equal_nan=True) for k in
+               ["forecasts/mean", "forecasts/q05", "forecasts/q95"] +
+               [f"baselines/{b}/{q}" for b in ("last", "loglin", "power", "law", "learned", "combined")
+                for q in ("forecast", "q05", "q95")])
+    check(same, "sparse: every forecast made at or before the change is unchanged by it")
+    o_early = f["origins/origin"][...] <= T
+    check(np.array_equal(f["origins/beat_probability"][...][o_early],
+                         g["origins/beat_probability"][...][o_early], equal_nan=True),
+          "sparse: and so is every judgment made at or before it")
 
 # Malformed inputs: exit 2, a precise message, nothing written.
 bad_dir = os.path.join(a.work, "bad")
