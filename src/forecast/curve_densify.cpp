@@ -1,7 +1,6 @@
 #include "forecast/curve_densify.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <string>
 
 namespace hpt::forecast {
@@ -16,7 +15,8 @@ long long logging_interval(const Curve& c) {
 
 namespace {
 
-// Values at every step between the logged ones: linear in `values` (already transformed).
+// Values at every step between the logged ones, linear between them (in the loss, not its log: a
+// logged loss of exactly 0 must not pull its neighbours towards 0 by orders of magnitude).
 std::vector<double> filled(const std::vector<long long>& steps, const std::vector<double>& values) {
   std::vector<double> out;
   if (values.empty()) return out;
@@ -29,17 +29,6 @@ std::vector<double> filled(const std::vector<long long>& steps, const std::vecto
   return out;
 }
 
-std::vector<double> logs(const std::vector<double>& v) {
-  std::vector<double> out;
-  for (double x : v) out.push_back(std::log(std::max(x, 1e-30)));
-  return out;
-}
-
-std::vector<double> exps(std::vector<double> v) {
-  for (double& x : v) x = std::exp(x);
-  return v;
-}
-
 }  // namespace
 
 Curve densified(const Curve& c) {
@@ -50,12 +39,15 @@ Curve densified(const Curve& c) {
   for (long long s = c.steps.front(); s <= c.steps.back(); ++s) d.steps.push_back(s);
   d.logged.assign(d.steps.size(), 0);
   for (long long s : c.steps) d.logged[std::size_t(s - c.steps.front())] = 1;
-  d.loss = exps(filled(c.steps, logs(c.loss)));
+  d.loss = filled(c.steps, c.loss);
   d.lr = filled(c.steps, c.lr);
   d.grad_norm = filled(c.steps, c.grad_norm);
-  for (std::size_t i = 0; i < c.steps.size(); ++i)  // the logged values exactly, not exp(log(x))
-    d.loss[std::size_t(c.steps[i] - c.steps.front())] = c.loss[i];
   return d;
+}
+
+bool densifiable(const Curve& c) {
+  const long long every = logging_interval(c);
+  return every > 1 && every <= kMaxDensifyInterval;
 }
 
 void densify_sparse_runs(CurveSet& set) {
@@ -77,7 +69,7 @@ void densify_sparse_runs(CurveSet& set) {
     set.notes.push_back(
         std::to_string(densified_runs) + " runs are logged every " + std::to_string(lo) +
         (hi > lo ? " to " + std::to_string(hi) : "") +
-        " steps (median spacing): read step by step, the log loss interpolated between logged "
+        " steps (median spacing): read step by step, the loss interpolated between logged "
         "steps; forecasts are made only at logged steps");
   if (sparse_runs > 0)
     set.notes.push_back(std::to_string(sparse_runs) + " runs are logged more than " +

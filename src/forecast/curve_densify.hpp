@@ -1,8 +1,8 @@
 #pragma once
 // Curves logged every few steps (a training script that logs every 10 or 50 steps), read step by
 // step (docs/outputs.md#loss-curves): a forecast's target is the mean loss over ten consecutive
-// steps, which such a file never holds. Between two logged steps the log loss, and the learning
-// rate and gradient norm where present, are interpolated linearly; the entries filled in are
+// steps, which such a file never holds. Between two logged steps the loss, and the learning rate
+// and gradient norm where present, are interpolated linearly; the entries filled in are
 // marked, and forecast mode makes origins only at logged steps and counts a target as known at the
 // first logged step that ends its window, so no forecast reads a loss logged after its origin.
 #include "forecast/curve.hpp"
@@ -18,6 +18,9 @@ long long logging_interval(const Curve& c);
 
 // `c` with an entry at every step from its first to its last, `logged` marking the logged ones.
 Curve densified(const Curve& c);
+
+// Whether `c` is logged every 2 .. kMaxDensifyInterval steps (its median spacing).
+bool densifiable(const Curve& c);
 
 // Densifies every run of `set` whose logging interval is 2 .. kMaxDensifyInterval, and adds one
 // note saying how many runs were read so and at which intervals (and one for any left sparse).

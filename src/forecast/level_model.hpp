@@ -52,7 +52,8 @@ struct LevelSample {
 
 struct LevelSampling {
   std::vector<int> horizons{10, 25, 50, 100, 200, 400};
-  int every = 10;         // an origin every `every` entries of each run
+  int every = 10;         // an origin every `every` entries of each run (of a densified run: the
+                          // newest logged entry at or before it, each once)
   int first_origin = 20;  // entries of history at the first origin
   // Every `drop_lr_every`-th origin of a run is taken without its learning rates (0: never), so
   // that the model also serves runs whose files have no lr column.

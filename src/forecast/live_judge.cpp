@@ -8,6 +8,7 @@
 
 #include "core/types.hpp"
 #include "forecast/baselines.hpp"
+#include "forecast/curve_densify.hpp"
 #include "forecast/curve_study.hpp"
 #include "forecast/validation_forecast.hpp"
 
@@ -115,7 +116,7 @@ const char* decision_name(Decision d) {
 
 long long judgment_origin(const Curve& c, long long judge_step, long long every) {
   for (int i = entries_upto(c, judge_step) - 1; i + 1 >= kMinOriginEntries; --i)
-    if (c.steps[std::size_t(i)] % every == 0) return c.steps[std::size_t(i)];
+    if (c.steps[std::size_t(i)] % every == 0 && logged_entry(c, i)) return c.steps[std::size_t(i)];
   return -1;
 }
 
@@ -296,8 +297,18 @@ bool LiveJudge::best_of_group_now(const std::vector<RunStatus>& status, int r) c
   return std::isnan(st.best_other) || st.final_q50 <= st.best_other;
 }
 
-std::vector<RunStatus> LiveJudge::poll(const std::vector<LiveRun>& runs, double now,
+std::vector<RunStatus> LiveJudge::poll(const std::vector<LiveRun>& logged, double now,
                                        std::vector<int>& stopped_now) {
+  // A run logged every few steps is judged step by step, as forecast mode reads it.
+  std::vector<LiveRun> densified_runs;
+  const bool any_sparse = std::any_of(logged.begin(), logged.end(),
+                                      [](const LiveRun& r) { return densifiable(r.curve); });
+  if (any_sparse) {
+    densified_runs = logged;
+    for (LiveRun& r : densified_runs)
+      if (densifiable(r.curve)) r.curve = densified(r.curve);
+  }
+  const std::vector<LiveRun>& runs = any_sparse ? densified_runs : logged;
   PollContext ctx = context(runs);
   std::vector<RunStatus> out(runs.size());
   refresh(runs, ctx, out);

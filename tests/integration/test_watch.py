@@ -28,15 +28,17 @@ sweep = os.path.join(root, "tests", "data", "curves", "hpt-sweep.h5")
 # --- the offline twin: forecast mode's stop list of the sweep, grouped by problem
 
 
-def offline_stop_list(name, with_lr, *sets):
+def offline_stop_list(name, with_lr, *sets, logged_every=1):
     """{run id: (stop origin, probability, stopped)} of forecast mode on the sweep (with or without
-    its lr column, written to WORK/<name>.h5), with the options `sets`."""
+    its lr column, only the steps divisible by logged_every, written to WORK/<name>.h5), with the
+    options `sets`."""
     path = os.path.join(work, name + ".h5")
     with h5py.File(sweep, "r") as f, h5py.File(path, "w") as o:
         for rid, g in f["runs"].items():
             og = o.create_group("runs/" + rid)
+            keep = g["step"][...] % logged_every == 0
             for d in ("step", "loss") + (("lr",) if with_lr else ()):
-                og[d] = g[d][...]
+                og[d] = g[d][...][keep]
             og.attrs["group"] = rid.split("_")[1]
     p = run(hpt, os.path.join(root, "inputs", "forecast.ini"), f"forecast.input={path}",
             "forecast.ensemble=off", f"output.dir={work}", f"output.name=offline_{name}", *sets)
@@ -130,6 +132,31 @@ for g, (rid, _) in best.items():
     check(status[rid]["decision"] != "stop", f"the best run of group {g} ({rid}) is never stopped")
 txt = open(os.path.join(work, "w_watch.txt")).read()
 check(all(r in txt for r in stopped_ids) and "why:" in txt, "the text status names every run and why")
+
+# --- a sweep logged every 5 steps: the watcher reads it step by step as forecast mode does, and
+#     judges every run as forecast mode's stop list on the same sparse curves
+curves_5, offline_5 = offline_stop_list("curves_every5", False, logged_every=5)
+sparse_dir = os.path.join(work, "sparse")
+os.makedirs(sparse_dir)
+watcher = subprocess.Popen(watch_cmd(sparse_dir, "sparse5"), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+writer = subprocess.run([sys.executable, grow, curves_5, sparse_dir, "--chunk", "8", "--pause",
+                         "0.03"], capture_output=True, text=True, timeout=300)
+out_s, err_s = watcher.communicate(timeout=300)
+check(writer.returncode == 0 and watcher.returncode == 0, "the sweep logged every 5 steps watched",
+      writer.stderr[-500:] + err_s[-1000:])
+status_s = status_runs(os.path.join(work, "sparse5_watch.h5"))
+# (The verdicts may differ one way: the watcher keeps a run whose forecast is the best of its group
+# at the poll that judges it, which depends on how far the others have grown by then.)
+same = [rid for rid, (origin, prob, stopped) in offline_5.items()
+        if status_s[rid]["judge_step"] == origin and status_s[rid]["verdict"] <= stopped
+        and np.isclose(status_s[rid]["judged_probability"], prob, rtol=1e-9, atol=1e-300)]
+check(len(same) == len(offline_5) and len(same) > 0, "every judgment of the sparse sweep is made "
+      "at forecast mode's origin with its probability, and stops no run that it keeps",
+      str(sorted(set(offline_5) - set(same))))
+check(sum(status_s[r]["verdict"] == 1 for r in offline_5) >= 3, "and the watcher stops runs")
+check(any(offline_5[r][1] != offline[r][1] for r in offline),
+      "the sparse curves are judged on other evidence than the full ones (so the check tests them)")
 
 # --- with the runs' planned learning rates (<run>.lr): the judgments of forecast mode on the curves
 #     with their lr column, where the schedule to the end is known

@@ -7,6 +7,8 @@
 #include <random>
 #include <vector>
 
+#include "forecast/curve_densify.hpp"
+#include "forecast/level_features.hpp"
 #include "forecast/level_model.hpp"
 #include "test_level_support.hpp"
 
@@ -76,6 +78,35 @@ TEST(LevelModel, SamplesAreTheOriginsAndTargetsOfTheSampling) {
   EXPECT_EQ(at, samples.size());
 }
 
+TEST(LevelModel, ADensifiedRunIsSampledAtItsLoggedStepsOnly) {
+  hpt::forecast::Curve logged;
+  for (long long s = 10; s <= 600; s += 10) {
+    logged.steps.push_back(s);
+    logged.loss.push_back(2.0 / std::sqrt(double(s)) * (1 + 0.1 * std::sin(double(s))));
+  }
+  const hpt::forecast::Curve c = hpt::forecast::densified(logged);
+  hpt::forecast::LevelSampling sampling;
+  sampling.horizons = {10, 50};
+  sampling.drop_lr_every = 0;
+  const std::vector<LevelSample> samples = hpt::forecast::level_samples({c}, sampling);
+  // Host loop: origins at the logged steps t >= 30 (n = t - 9 entries: the 20th entry is step 29,
+  // whose newest logged step, 20, has under 20 entries), a target where steps t+h+5 exist.
+  std::size_t at = 0;
+  for (long long t = 30; t <= 600; t += 10)
+    for (int h : sampling.horizons) {
+      if (t + h + 5 > 600) continue;
+      ASSERT_LT(at, samples.size());
+      const LevelSample& s = samples[at++];
+      const int n = int(t - 9);
+      const auto expect = hpt::forecast::level_features(
+          hpt::forecast::level_history(c.steps, c.loss, n), c.steps, c.lr, h);
+      EXPECT_EQ(s.horizon, h);
+      for (int j = 0; j < kLevelFeatures; ++j)
+        EXPECT_DOUBLE_EQ(s.f.x[std::size_t(j)], expect.x[std::size_t(j)]) << "t " << t;
+    }
+  EXPECT_EQ(at, samples.size());
+}
+
 TEST(LevelModel, ForecastIntervalHoldsItsMedian) {
   hpt::forecast::LevelModel m;
   m.median.assign(kLevelFeatures, 0.0);
@@ -128,7 +159,8 @@ TEST(LevelModel, ProbabilityBelowAnotherForecastIntegratesItsInterval) {
   const double dy = 1e-4;
   for (double yv = b.mid - 12 * b_lo; yv <= b.mid + 12 * b_hi; yv += dy) {
     const double s = yv < b.mid ? b_lo : b_hi, z = (yv - b.mid) / s;
-    host += std::exp(-0.5 * z * z) / (s * std::sqrt(2 * 3.14159265358979323846)) * a.probability_below(yv) * dy;
+    host += std::exp(-0.5 * z * z) / (s * std::sqrt(2 * 3.14159265358979323846)) *
+            a.probability_below(yv) * dy;
   }
   EXPECT_NEAR(a.probability_below(b), host, 1e-5);
   EXPECT_NEAR(a.probability_below(b) + b.probability_below(a), 1.0, 1e-6);  // continuous: no ties
