@@ -9,6 +9,10 @@ Five problems (each a family of curves, attribute `problem` = `group`):
                   diagonal, cross) at random places and sizes, plus noise
   gru-charlm      character-level GRU language model on the host Python's standard-library sources
   transformer-lm  3-layer decoder-only transformer (d=128) on the same text
+and, with --problems, four more: cnn-autoenc (a convolutional autoencoder of the shapes, MSE),
+mlp-noisy (spirals with 30 % wrong labels: it memorises), lstm-adding (Hochreiter's adding problem
+for an LSTM: a plateau, then a drop once it finds the marked values) and cnn-bn-shapes (the shape
+classifier with batch normalisation and dropout);
 crossed with optimizers {sgd (momentum 0.9), adamw}, schedules {constant, cosine, wsd, step,
 linear}, 2 peak learning rates (lr0 = a good one, lr1 = a 3-10x higher one) and 2 seeds; plus a few
 runs whose batch size doubles half-way (id suffix `_bs2x`).
@@ -84,9 +88,18 @@ PROBLEMS = {
     "mlp-noisy": dict(steps=3000, batch=64, gpu=False, clip=None,
                       lr={"sgd": (0.05, 0.3), "adamw": (2e-3, 2e-2)},
                       wd={"sgd": 0.0, "adamw": 0.0}, cost=1.0),
+    # Added for the ninth corpus: Hochreiter's adding problem for an LSTM (a plateau at the
+    # variance of the sum, 1/6, until the two marked values are found, then a drop), and the shape
+    # classifier with batch normalisation and dropout (noise that training mode adds).
+    "lstm-adding": dict(steps=2000, batch=64, gpu=True, clip=1.0,
+                        lr={"sgd": (0.3, 1.0), "adamw": (2e-3, 1e-2)},
+                        wd={"sgd": 0.0, "adamw": 0.01}, cost=3.0),
+    "cnn-bn-shapes": dict(steps=2000, batch=64, gpu=False, clip=None,
+                          lr={"sgd": (0.05, 0.3), "adamw": (2e-3, 2e-2)},
+                          wd={"sgd": 0.0, "adamw": 0.01}, cost=4.0),
 }
 ORDER = ("transformer-lm", "gru-charlm", "cnn-shapes", "mlp-teacher", "mlp-spirals")
-NEW_PROBLEMS = ("cnn-autoenc", "mlp-noisy")
+NEW_PROBLEMS = ("cnn-autoenc", "mlp-noisy", "lstm-adding", "cnn-bn-shapes")
 NEW_SCHEDULES = ("sgdr", "invsqrt")
 
 
@@ -273,6 +286,19 @@ def make_shapes(n, rng):
     return X[:, None], y
 
 
+def adding_problem(n, rng, length=40):
+    """n sequences of (value, marker) pairs: values uniform in [0, 1], one marker in each half; the
+    target is the sum of the two marked values."""
+    X = np.zeros((n, length, 2), np.float32)
+    X[:, :, 0] = rng.random((n, length))
+    i = rng.integers(0, length // 2, n)
+    j = rng.integers(length // 2, length, n)
+    X[np.arange(n), i, 1] = 1.0
+    X[np.arange(n), j, 1] = 1.0
+    y = (X[np.arange(n), i, 0] + X[np.arange(n), j, 0])[:, None]
+    return X, y.astype(np.float32)
+
+
 def problem_data(problem):
     """Fixed data of a problem (the same for all its runs): numpy arrays (train, val)."""
     if problem in _CACHE:
@@ -324,7 +350,9 @@ def problem_data(problem):
         Xtr, _ = make_shapes(12000, rng)
         Xva, _ = make_shapes(1024, rng)
         out = (Xtr, Xtr, Xva, Xva)
-    elif problem == "cnn-shapes":
+    elif problem == "lstm-adding":
+        out = adding_problem(20000, rng) + adding_problem(2048, rng)
+    elif problem in ("cnn-shapes", "cnn-bn-shapes"):
         Xtr, ytr = make_shapes(12000, rng)
         Xva, yva = make_shapes(1024, rng)
         out = (Xtr, ytr.astype(np.int64), Xva, yva.astype(np.int64))
@@ -352,6 +380,23 @@ def build_model(problem, torch, nn, V=None):
     if problem == "mlp-spirals":
         return nn.Sequential(nn.Linear(2, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(),
                              nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, 5))
+    if problem == "lstm-adding":
+        class AddingLSTM(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = nn.LSTM(2, 64, batch_first=True)
+                self.out = nn.Linear(64, 1)
+
+            def forward(self, x):
+                h, _ = self.rnn(x)
+                return self.out(h[:, -1])
+        return AddingLSTM()
+    if problem == "cnn-bn-shapes":
+        return nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+                             nn.Conv2d(16, 32, 3, stride=2, padding=1), nn.BatchNorm2d(32),
+                             nn.ReLU(), nn.Conv2d(32, 32, 3, stride=2, padding=1),
+                             nn.BatchNorm2d(32), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                             nn.Dropout(0.3), nn.Linear(32, 6))
     if problem == "cnn-shapes":
         return nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(),
                              nn.Conv2d(16, 32, 3, stride=2, padding=1), nn.ReLU(),
@@ -478,7 +523,8 @@ def train_one(spec, deadline):
             i = torch.randint(0, n, (B,), device=dev, generator=gen)
             return Xtr[i], ytr[i]
 
-        loss_fn = F.mse_loss if p in ("mlp-teacher", "cnn-autoenc") else F.cross_entropy
+        loss_fn = (F.mse_loss if p in ("mlp-teacher", "cnn-autoenc", "lstm-adding")
+                   else F.cross_entropy)
         model = build_model(p, torch, nn)
     model = model.to(dev)
     params = [q for q in model.parameters()]
