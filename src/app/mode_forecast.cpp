@@ -174,8 +174,8 @@ void print_summary(const CurveStudyResult& result, const std::vector<forecast::C
   std::cout << scores_table(result).str()
             << "coverage: hpt after the adaptive conformal correction; baselines "
             << "from the 5/95 % quantiles of their own past errors (once 10 are known)\n"
-            << "hpt's forecast: combined, the learned level forecast guarded run by run by last, "
-            << "loglin and power (the hpt row above is the RSSM ensemble alone)\n"
+            << "hpt's forecast: combined, the learned level forecast guarded run by run by last "
+            << "and loglin (the hpt row above is the RSSM ensemble alone)\n"
             << headline_table(result).str() << validation_table(result) << "stop list at "
             << io::fmt(s.stop_at) << " of each run: " << s.stopped_count << " of " << R
             << " runs stopped (P(beat best other) < " << io::fmt(s.below_probability)

@@ -95,11 +95,9 @@ std::vector<ScheduleAreas> schedule_areas_of(const std::vector<Curve>& runs) {
   return out;
 }
 
-// The experts of the combined forecast: the learned level forecast (`last` without a model) first,
-// then last, loglin and power.
-constexpr int kCombinationExperts = 4;
+// The experts of the combined forecast: the learned level forecast (`last` without a model) first.
 std::vector<double> experts_of(const ForecastRow& row) {
-  return {row.base[kLearnedSlot], row.base[0], row.base[1], row.base[2]};
+  return {row.base[kLearnedSlot], row.base[0], row.base[1]};
 }
 
 // The unit of the combined forecast's evidence: the width of the learned 90 % interval.
@@ -133,8 +131,7 @@ CurveStudy::CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings&
       group_(group_indices(runs)),
       group_end_(group_ends(runs, group_)),
       areas_(schedule_areas_of(runs)),
-      combination_(int(runs.size()), kCombinationExperts, settings.every,
-                   int(settings.horizons.size())),
+      combination_(int(runs.size()), 3, settings.every, int(settings.horizons.size())),
       finetuner_(settings.level_model, settings.finetune, runs, group_),
       comm_(comm),
       history_(encoder.create_history(int(runs.size()))),

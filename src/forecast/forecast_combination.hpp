@@ -1,12 +1,12 @@
 #pragma once
 // The combined forecast (docs/method.md#combined-forecast): a guard on the learned level forecast,
-// run by run. Per run, an exponentially weighted average of four experts (learned, last, loglin,
-// power), each weighted by exp(-rate * its evidence), where the evidence is its recent absolute
-// error on the run's realised targets of every horizon, in units of the learned 90 % interval's
-// width (capped), forgotten with an e-folding of kMemorySteps steps. The learned expert starts with
-// a head start; on a run where a simple expert keeps beating it (a smooth curve that `loglin`
-// extrapolates, a memorising run that `last` holds, a plateau that `power` levels off on), the
-// weight moves to that expert within a few hundred steps.
+// run by run. Per run, an exponentially weighted average of three experts (learned, last, loglin),
+// each weighted by exp(-rate * its evidence), where the evidence is its recent absolute error on
+// the run's realised targets of every horizon, in units of the learned 90 % interval's width
+// (capped), forgotten with an e-folding of kMemorySteps steps. The learned expert starts with a
+// head start; on a run where a simple expert keeps beating it (a smooth curve that `loglin`
+// extrapolates, a memorising run that `last` holds), the weight moves to that expert within a few
+// hundred steps.
 #include <vector>
 
 namespace hpt::forecast {

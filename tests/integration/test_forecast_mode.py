@@ -113,24 +113,23 @@ with f5.File(outputs["h5"], "r") as f, f5.File(outputs["csv"], "r") as g:
     check("best_run_kept" in f["stop"].attrs and "total_steps_saved" in f["stop"].attrs,
           "stop list summary stored")
 
-# The combined forecast rebuilt from the stored learned, last, loglin and power forecasts with the rule
+# The combined forecast rebuilt from the stored learned, last and loglin forecasts with the rule
 # written out here: per run, weights exp(-(E - P)) with P = 1 for learned; E sums each realised
 # target's error in learned interval widths (capped at 2), times (every / 10) / horizons, decayed by
 # exp(-steps / 200) from the step at which it became known; targets known at an origin count there.
 with f5.File(outputs["h5"], "r") as f:
     run_of, origin, hz = f["forecasts/run"][...], f["forecasts/origin"][...], f["forecasts/horizon"][...]
     target = f["forecasts/target"][...]
-    ex = np.stack([f[f"baselines/{b}/forecast"][...] for b in ("learned", "last", "loglin", "power")])
+    ex = np.stack([f[f"baselines/{b}/forecast"][...] for b in ("learned", "last", "loglin")])
     width = f["baselines/learned/q95"][...] - f["baselines/learned/q05"][...]
     combined = f["baselines/combined/forecast"][...]
     lo_c, hi_c = f["baselines/combined/q05"][...], f["baselines/combined/q95"][...]
     unit = (10 / 10) / 3
-    head = np.array([1.0, 0, 0, 0])
     worst = 0.0
     for r in np.unique(run_of):
         rows = np.where(run_of == r)[0]
         known_at = origin[rows] + hz[rows] + 5
-        e, last, pending = np.zeros(4), None, sorted(rows[~np.isnan(target[rows])], key=lambda i: origin[i] + hz[i] + 5)
+        e, last, pending = np.zeros(3), None, sorted(rows[~np.isnan(target[rows])], key=lambda i: origin[i] + hz[i] + 5)
         for i in rows[np.argsort(origin[rows], kind="stable")]:
             while pending and origin[pending[0]] + hz[pending[0]] + 5 <= origin[i]:
                 j = pending.pop(0)
@@ -139,7 +138,7 @@ with f5.File(outputs["h5"], "r") as f:
                 last = t
                 err = np.where(np.isfinite(ex[:, j]), np.abs(ex[:, j] - target[j]) / width[j], 2.0)
                 e += unit * np.minimum(err, 2.0)
-            w = np.exp(-(e - head - np.min(e - head)))
+            w = np.exp(-(e - np.array([1.0, 0, 0]) - np.min(e - np.array([1.0, 0, 0]))))
             ok = np.isfinite(ex[:, i])
             expect = np.sum(w[ok] * ex[ok, i]) / np.sum(w[ok])
             worst = max(worst, abs(expect - combined[i]))
