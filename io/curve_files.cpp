@@ -9,6 +9,7 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "forecast/curve_densify.hpp"
 #include "io/declared_size.hpp"
 #include "io/csv_lines.hpp"
 #include "io/curve_tidy.hpp"
@@ -448,6 +449,12 @@ CurveSet read_curves(const std::string& path, bool skip_bad_runs) {
   return naming_file_when_too_large("curve file '" + path + "'", [&] {
     return hdf5 ? read_curves_hdf5(path, skip_bad_runs) : read_curves_csv(path, skip_bad_runs);
   });
+}
+
+CurveSet read_curves_step_by_step(const std::string& path, bool skip_bad_runs) {
+  CurveSet set = read_curves(path, skip_bad_runs);
+  forecast::densify_sparse_runs(set);
+  return set;
 }
 
 }  // namespace hpt::io

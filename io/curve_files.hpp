@@ -14,6 +14,9 @@ namespace hpt::io {
 // Reads `path` as HDF5 when it starts with the HDF5 signature, else as CSV. InputError when the
 // file is missing, a folder, unreadable, malformed (see above) or holds no valid run.
 forecast::CurveSet read_curves(const std::string& path, bool skip_bad_runs);
+// read_curves, then runs logged every few steps read step by step (forecast/curve_densify.hpp):
+// what forecast, pretrain and the memory check read.
+forecast::CurveSet read_curves_step_by_step(const std::string& path, bool skip_bad_runs);
 
 forecast::CurveSet read_curves_csv(const std::string& path, bool skip_bad_runs);
 forecast::CurveSet read_curves_hdf5(const std::string& path, bool skip_bad_runs);

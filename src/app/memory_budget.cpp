@@ -78,8 +78,8 @@ MemoryNeed train_need(const Config& c) {
 
 MemoryNeed forecast_need(const Config& c) {
   // The curves were read and checked before (check_forecast_inputs); read again for their sizes.
-  const forecast::CurveSet curves =
-      io::read_curves(c.get_string("forecast.input"), c.get_bool("forecast.skip_bad_runs"));
+  const forecast::CurveSet curves = io::read_curves_step_by_step(
+      c.get_string("forecast.input"), c.get_bool("forecast.skip_bad_runs"));
   double T = 0;
   for (const auto& run : curves.runs) T += double(run.steps.size());
   const double R = double(curves.runs.size());

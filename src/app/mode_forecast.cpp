@@ -9,7 +9,6 @@
 #include "core/communicator.hpp"
 #include "core/error.hpp"
 #include "core/registry.hpp"
-#include "forecast/curve_densify.hpp"
 #include "forecast/curve_study.hpp"
 #include "forecast/forecast_options.hpp"
 #include "forecast/origin_share.hpp"
@@ -33,9 +32,21 @@ forecast::CurveSet read_input(const Config& c) {
     throw InputError(
         "forecast.input is empty; expected the path of an HDF5 or CSV file of loss "
         "curves");
-  forecast::CurveSet set = io::read_curves(path, c.get_bool("forecast.skip_bad_runs"));
-  forecast::densify_sparse_runs(set);
-  return set;
+  return io::read_curves_step_by_step(path, c.get_bool("forecast.skip_bad_runs"));
+}
+
+// The online fine-tuning learns from realised windows at every 10th entry; of a run logged every
+// few steps those are mostly filled in from later losses, so the two are not combined.
+void refuse_finetune_on_sparse_runs(const forecast::CurveSet& set,
+                                    const forecast::CurveStudySettings& settings, const Config& c) {
+  if (!settings.finetune.on) return;
+  const auto sparse = std::count_if(set.runs.begin(), set.runs.end(),
+                                    [](const forecast::Curve& r) { return !r.logged.empty(); });
+  if (sparse > 0)
+    throw InputError("forecast.finetune = on: " + std::to_string(sparse) + " runs of '" +
+                     c.get_string("forecast.input") +
+                     "' are logged every few steps (read step by step, the losses between logged "
+                     "steps filled in); expected forecast.finetune = off for such a file");
 }
 
 void warn_skipped_runs(const forecast::CurveSet& set, const Config& c) {
@@ -174,8 +185,11 @@ void print_summary(const CurveStudyResult& result, const std::vector<forecast::C
   std::cout << scores_table(result).str()
             << "coverage: hpt after the adaptive conformal correction; baselines "
             << "from the 5/95 % quantiles of their own past errors (once 10 are known)\n"
-            << "hpt's forecast: combined, the learned level forecast guarded run by run by last "
-            << "and loglin (the hpt row above is the RSSM ensemble alone)\n"
+            << "hpt's forecast: combined, "
+            << (settings.level_model.empty() ? "last guarded run by run by loglin"
+                                             : "the learned level forecast guarded run by run by "
+                                               "last and loglin")
+            << " (the hpt row above is the RSSM ensemble alone)\n"
             << headline_table(result).str() << validation_table(result) << "stop list at "
             << io::fmt(s.stop_at) << " of each run: " << s.stopped_count << " of " << R
             << " runs stopped (P(beat best other) < " << io::fmt(s.below_probability)
@@ -240,6 +254,7 @@ void print_rates(const CurveStudyResult& result, double gemm_gflops) {
 void check_forecast_inputs(const RunContext& ctx) {
   forecast::CurveStudySettings settings = forecast::read_curve_study_settings(ctx.config);
   const forecast::CurveSet set = read_input(ctx.config);  // every run validated before any output
+  refuse_finetune_on_sparse_runs(set, settings, ctx.config);
   std::vector<std::string> notes;
   forecast::fit_horizons_to_runs(settings, set, notes);
   forecast::check_stop_level(settings, set);

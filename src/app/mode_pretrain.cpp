@@ -8,7 +8,6 @@
 #include "app/output_location.hpp"
 #include "core/config_lists.hpp"
 #include "core/error.hpp"
-#include "forecast/curve_densify.hpp"
 #include "forecast/pretrain_options.hpp"
 #include "forecast/synthetic_curves.hpp"
 #include "io/console.hpp"
@@ -30,8 +29,8 @@ forecast::CurveSet read_corpus(const Config& c) {
   const std::vector<std::string> splits = split_list(c.get_string("pretrain.split"));
   forecast::CurveSet corpus;
   for (const std::string& path : split_list(list)) {
-    forecast::CurveSet set = io::read_curves(path, c.get_bool("pretrain.skip_bad_runs"));
-    forecast::densify_sparse_runs(set);
+    forecast::CurveSet set =
+        io::read_curves_step_by_step(path, c.get_bool("pretrain.skip_bad_runs"));
     for (forecast::Curve& run : set.runs)
       if (splits.empty() || std::find(splits.begin(), splits.end(), run.split) != splits.end())
         corpus.runs.push_back(std::move(run));

@@ -21,6 +21,7 @@ struct Curve {
   // Empty when every entry was logged; else 1 for the logged entries and 0 for those filled in
   // between them (forecast/curve_densify.hpp).
   std::vector<char> logged;
+  long long logged_every = 1;  // the median spacing of the logged steps (densified runs)
 };
 
 struct CurveSet {
@@ -38,6 +39,15 @@ int entries_upto(const Curve& c, long long t);
 inline bool logged_entry(const Curve& c, int i) {
   return c.logged.empty() || c.logged[std::size_t(i)] != 0;
 }
+
+// The number of entries up to the newest logged one among the first n (n when every entry was
+// logged): a history that reads no loss logged after its newest logged step.
+int logged_upto(const Curve& c, int n);
+
+// Whether entry i is an origin of a forecast made every `every` steps: a logged entry whose step is
+// a multiple of `every`, or for a densified run the first logged entry at or after such a multiple
+// (a run logged at steps 49, 99, ... has origins there for every = 50).
+bool origin_entry(const Curve& c, int i, long long every);
 
 // The first step at or after `step` whose entry was logged (`step` itself when every entry was,
 // or when none is left).

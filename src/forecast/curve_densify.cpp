@@ -13,35 +13,33 @@ long long logging_interval(const Curve& c) {
   return gaps[gaps.size() / 2];
 }
 
-namespace {
-
-// Values at every step between the logged ones, linear between them (in the loss, not its log: a
-// logged loss of exactly 0 must not pull its neighbours towards 0 by orders of magnitude).
-std::vector<double> filled(const std::vector<long long>& steps, const std::vector<double>& values) {
-  std::vector<double> out;
-  if (values.empty()) return out;
-  out.push_back(values[0]);
-  for (std::size_t i = 1; i < steps.size(); ++i) {
-    const long long gap = steps[i] - steps[i - 1];
-    for (long long s = 1; s <= gap; ++s)
-      out.push_back(values[i - 1] + (values[i] - values[i - 1]) * double(s) / double(gap));
-  }
-  return out;
-}
-
-}  // namespace
-
 Curve densified(const Curve& c) {
   Curve d = c;
   d.steps.clear();
+  d.loss.clear();
+  d.lr.clear();
+  d.grad_norm.clear();
   d.logged.clear();
-  if (c.steps.empty()) return d;
-  for (long long s = c.steps.front(); s <= c.steps.back(); ++s) d.steps.push_back(s);
-  d.logged.assign(d.steps.size(), 0);
-  for (long long s : c.steps) d.logged[std::size_t(s - c.steps.front())] = 1;
-  d.loss = filled(c.steps, c.loss);
-  d.lr = filled(c.steps, c.lr);
-  d.grad_norm = filled(c.steps, c.grad_norm);
+  d.logged_every = logging_interval(c);
+  // Loss, learning rate and gradient norm linear between logged steps (in the loss, not its log:
+  // a logged loss of exactly 0 must not pull its neighbours towards 0 by orders of magnitude). A
+  // gap wider than kMaxDensifyInterval (a run resumed much later) is left unfilled.
+  const auto fill = [](std::vector<double>& out, const std::vector<double>& v, std::size_t i,
+                       long long s, long long gap) {
+    if (v.empty()) return;
+    out.push_back(s == gap ? v[i] : v[i - 1] + (v[i] - v[i - 1]) * double(s) / double(gap));
+  };
+  for (std::size_t i = 0; i < c.steps.size(); ++i) {
+    const long long gap = i == 0 ? 1 : c.steps[i] - c.steps[i - 1];
+    const long long from = gap > kMaxDensifyInterval ? gap : 1;
+    for (long long s = from; s <= gap; ++s) {
+      d.steps.push_back(i == 0 ? c.steps[0] : c.steps[i - 1] + s);
+      d.logged.push_back(s == gap ? 1 : 0);
+      fill(d.loss, c.loss, i, s, gap);
+      fill(d.lr, c.lr, i, s, gap);
+      fill(d.grad_norm, c.grad_norm, i, s, gap);
+    }
+  }
   return d;
 }
 

@@ -16,7 +16,8 @@ constexpr long long kMaxDensifyInterval = 100;
 // The typical spacing of a run's logged steps: the median difference (1 with under 2 entries).
 long long logging_interval(const Curve& c);
 
-// `c` with an entry at every step from its first to its last, `logged` marking the logged ones.
+// `c` with an entry at every step from its first to its last, `logged` marking the logged ones,
+// except across a gap wider than kMaxDensifyInterval (left as it is).
 Curve densified(const Curve& c);
 
 // Whether `c` is logged every 2 .. kMaxDensifyInterval steps (its median spacing).

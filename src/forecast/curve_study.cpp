@@ -100,9 +100,18 @@ std::vector<double> experts_of(const ForecastRow& row) {
   return {row.base[kLearnedSlot], row.base[0], row.base[1]};
 }
 
-// The unit of the combined forecast's evidence: the width of the learned 90 % interval.
-double learned_width(const ForecastRow& row) {
-  return row.base_hi[kLearnedSlot] - row.base_lo[kLearnedSlot];
+// The unit of the combined forecast's evidence: the width of the learned 90 % interval (1 without
+// a level model).
+double evidence_unit(const ForecastRow& row, bool learned) {
+  return learned ? row.base_hi[kLearnedSlot] - row.base_lo[kLearnedSlot] : 1.0;
+}
+
+// The steps between two origins of each run: forecast.every, or a densified run's logging
+// interval where that is longer (each logged step is then an origin).
+std::vector<long long> origin_spacings(const std::vector<Curve>& runs, long long every) {
+  std::vector<long long> out;
+  for (const Curve& c : runs) out.push_back(std::max(every, c.logged_every));
+  return out;
 }
 
 // The combined forecast's raw interval: the learned one moved with it.
@@ -131,7 +140,7 @@ CurveStudy::CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings&
       group_(group_indices(runs)),
       group_end_(group_ends(runs, group_)),
       areas_(schedule_areas_of(runs)),
-      combination_(int(runs.size()), 3, settings.every, int(settings.horizons.size())),
+      combination_(origin_spacings(runs, settings.every), 3, int(settings.horizons.size())),
       finetuner_(settings.level_model, settings.finetune, runs, group_),
       comm_(comm),
       history_(encoder.create_history(int(runs.size()))),
@@ -214,7 +223,7 @@ void CurveStudy::replay(const std::function<void(const ReplayProgress&)>& progre
     const double refit_from = timer.seconds();
     finetuner_.advance(g);
     timings_.finetune_seconds += timer.seconds() - refit_from;
-    if (g % settings_.every == 0) forecast_at_origin(g);
+    forecast_at_origin(g);  // runs at an origin entry (forecast.every, or a logged step after it)
   }
   Kokkos::fence();
   timings_.seconds = timer.seconds();
@@ -277,8 +286,9 @@ void CurveStudy::score_due(long long g) {
         row.base_inside[b] = (row.target >= row.base_lo[b] && row.target <= row.base_hi[b]);
       batch_errors[std::size_t(b * K + row.k)].push_back(row.target - row.base[b]);
     }
-    combination_.update(row.run, it->first, experts_of(row), row.target, learned_width(row));
-    if (!settings_.level_model.empty()) {
+    combination_.update(row.run, it->first, experts_of(row), row.target,
+                        evidence_unit(row, !settings_.level_model.empty()));
+    if (!settings_.level_model.empty() && row.base_inside[kCombinedSlot] >= 0) {
       const Interval raw = combined_raw_interval(row);
       combined_inside[std::size_t(row.k)].push_back(char(row.base_inside[kCombinedSlot]));
       combined_scores[std::size_t(row.k)].push_back(
@@ -299,8 +309,8 @@ int CurveStudy::mark_origin_runs() {
   int origin_runs = 0;
   for (int r = 0; r < runs_count(); ++r) {
     const int n = next_[std::size_t(r)];
-    host_origin_(r) =
-        host_active_(r) && n >= kMinOriginEntries && logged_entry(runs_[std::size_t(r)], n - 1);
+    host_origin_(r) = host_active_(r) && n >= kMinOriginEntries &&
+                      origin_entry(runs_[std::size_t(r)], n - 1, settings_.every);
     origin_runs += host_origin_(r);
   }
   return origin_runs;
@@ -551,9 +561,9 @@ double CurveStudy::current_level(int r, long long g) const {
                                       : current_log_loss(r);
 }
 
-// Log mean of the newest 10 losses of run r pushed so far.
+// Log mean of the newest 10 losses of run r pushed so far, up to its newest logged one.
 double CurveStudy::current_log_loss(int r) const {
-  const int n = next_[std::size_t(r)];
+  const int n = logged_upto(runs_[std::size_t(r)], next_[std::size_t(r)]);
   return n == 0 ? kNaN : forecast_last(runs_[std::size_t(r)].loss, n);
 }
 

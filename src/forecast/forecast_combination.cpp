@@ -6,11 +6,14 @@
 
 namespace hpt::forecast {
 
-ForecastCombination::ForecastCombination(int runs, int experts, long long every, int horizons)
+ForecastCombination::ForecastCombination(const std::vector<long long>& spacing, int experts,
+                                         int horizons)
     : experts_(experts),
-      target_weight_(double(std::max(every, 1LL)) / kUnitSteps / double(std::max(horizons, 1))),
-      evidence_(std::size_t(runs * experts), 0.0),
-      updated_(std::size_t(runs), -1) {}
+      evidence_(spacing.size() * std::size_t(experts), 0.0),
+      updated_(spacing.size(), -1) {
+  for (long long s : spacing)
+    target_weight_.push_back(double(std::max(s, 1LL)) / kUnitSteps / double(std::max(horizons, 1)));
+}
 
 std::vector<double> ForecastCombination::weights(int run) const {
   std::vector<double> e(evidence_.begin() + long(at(run)), evidence_.begin() + long(at(run + 1)));
@@ -44,7 +47,7 @@ void ForecastCombination::update(int run, long long step, const std::vector<doub
   for (int i = 0; i < experts_; ++i) {
     const double f = experts[std::size_t(i)];
     const double err = std::isfinite(f) ? std::min(kCap, std::fabs(f - target) / unit) : kCap;
-    e[i] = e[i] * decay + target_weight_ * err;
+    e[i] = e[i] * decay + target_weight_[std::size_t(run)] * err;
   }
 }
 

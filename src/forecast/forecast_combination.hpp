@@ -19,9 +19,10 @@ class ForecastCombination {
   static constexpr double kMemorySteps = 200.0;  // evidence decays as exp(-steps / this)
   static constexpr double kUnitSteps = 10.0;     // origins this far apart give a target weight 1
 
-  // `every`: the spacing of the origins in steps; `horizons`: how many horizons share the evidence.
-  // A target weighs (every / kUnitSteps) / horizons, so the weights do not depend on the cadence.
-  ForecastCombination(int runs, int experts, long long every, int horizons);
+  // `spacing`: each run's steps between two origins; `horizons`: how many horizons share the
+  // evidence. A target weighs (spacing / kUnitSteps) / horizons, so the weights do not depend on
+  // the cadence of the origins.
+  ForecastCombination(const std::vector<long long>& spacing, int experts, int horizons);
 
   // The weighted mean of the finite forecasts among `experts` (NaN when none is finite).
   double combine(int run, const std::vector<double>& experts) const;
@@ -36,9 +37,9 @@ class ForecastCombination {
  private:
   std::size_t at(int run) const { return std::size_t(run * experts_); }
   int experts_;
-  double target_weight_;
-  std::vector<double> evidence_;    // (run, expert), decayed to the run's last update
-  std::vector<long long> updated_;  // the step of each run's last update (-1: none yet)
+  std::vector<double> target_weight_;  // per run
+  std::vector<double> evidence_;       // (run, expert), decayed to the run's last update
+  std::vector<long long> updated_;     // the step of each run's last update (-1: none yet)
 };
 
 }  // namespace hpt::forecast

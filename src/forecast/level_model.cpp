@@ -205,13 +205,13 @@ std::vector<LevelSample> level_samples(const std::vector<Curve>& runs, const Lev
   static const std::vector<double> no_lr;
   std::vector<LevelSample> out;
   for (const Curve& c : runs) {
-    int origin = 0, previous = 0;
-    for (int e = s.first_origin; e <= int(c.steps.size()); e += s.every, ++origin) {
+    int origin = -1, previous = 0;
+    for (int e = s.first_origin; e <= int(c.steps.size()); e += s.every) {
       // A densified run's origins move back to its newest logged entry (each taken once).
-      int n = e;
-      while (n > 0 && !logged_entry(c, n - 1)) --n;
+      const int n = logged_upto(c, e);
       if (n < s.first_origin || n == previous) continue;
       previous = n;
+      ++origin;
       const LevelHistory hist = level_history(c.steps, c.loss, n);
       const bool drop = s.drop_lr_every > 0 && origin % s.drop_lr_every == s.drop_lr_every - 1;
       for (int h : s.horizons) {

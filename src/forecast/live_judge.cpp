@@ -57,7 +57,7 @@ long long group_end(const std::vector<LiveRun>& runs, const std::vector<int>& gr
 // validation level.
 double level_at(const Curve& c, long long t, bool by_validation) {
   if (by_validation) return validation_level(c, t);
-  const int n = entries_upto(c, t);
+  const int n = logged_upto(c, entries_upto(c, t));  // no loss filled in from a later one
   return n == 0 ? kNaN : forecast_last(c.loss, n);
 }
 
@@ -116,7 +116,7 @@ const char* decision_name(Decision d) {
 
 long long judgment_origin(const Curve& c, long long judge_step, long long every) {
   for (int i = entries_upto(c, judge_step) - 1; i + 1 >= kMinOriginEntries; --i)
-    if (c.steps[std::size_t(i)] % every == 0 && logged_entry(c, i)) return c.steps[std::size_t(i)];
+    if (origin_entry(c, i, every)) return c.steps[std::size_t(i)];
   return -1;
 }
 
@@ -175,7 +175,8 @@ bool LiveJudge::ready(const std::vector<LiveRun>& runs, int r, int k, const Poll
 }
 
 // The level of run q at origin g for the stop rule, computed once per poll: the forecast final
-// median where q has an entry at g and 10 entries (the forecast itself in `final`), else its level.
+// median where q has an origin entry at g and 10 entries (the forecast itself in `final`), else its
+// level.
 double LiveJudge::level_at_origin(const std::vector<LiveRun>& runs, int q, long long g,
                                   PollContext& ctx, LevelForecast* final) const {
   const auto key = std::make_pair(q, g);
@@ -185,7 +186,8 @@ double LiveJudge::level_at_origin(const std::vector<LiveRun>& runs, int q, long 
     const int n = entries_upto(c, g);
     LevelForecast f;
     f.mid = f.lo = f.hi = kNaN;
-    if (n > 0 && c.steps[std::size_t(n - 1)] == g && n >= kMinOriginEntries)
+    if (n > 0 && c.steps[std::size_t(n - 1)] == g && n >= kMinOriginEntries &&
+        origin_entry(c, n - 1, s_.every))
       f = final_from(with_plan(curve_upto(c, g), runs[std::size_t(q)]), n,
                      ctx.end[std::size_t(ctx.group[std::size_t(q)])], s_);
     else if (n > 0)

@@ -309,6 +309,57 @@ with f5.File(sparse["sparse"], "r") as f, f5.File(sparse["sparse_changed"], "r")
                          g["origins/beat_probability"][...][o_early], equal_nan=True),
           "sparse: and so is every judgment made at or before it")
 
+# Runs on different logging grids (every 5 steps from 5, every 7 steps from 6: off the grid of
+# forecast.every = 10): every run has origins, each at one of its own logged steps, and forecasts and
+# judgments made up to T read no loss of any run logged after T (the ensemble off: it trains on the
+# filled-in steps of every run, docs/outputs.md#loss-curves).
+def mixed_copy(path, scale_after=None):
+    kept = {}
+    with open(os.path.join(sweep, "curves.csv")) as src, open(path, "w") as dst:
+        header = src.readline()
+        dst.write(header)
+        cols = header.strip().split(",")
+        for line in src:
+            v = line.strip().split(",")
+            rid, step = v[cols.index("run")], int(v[cols.index("step")])
+            odd = int(rid[1:3]) % 2
+            if (step % 7 != 6) if odd else (step % 5 != 0):
+                continue
+            kept.setdefault(rid, set()).add(step)
+            if scale_after is not None and step > scale_after and v[cols.index("loss")]:
+                v[cols.index("loss")] = repr(3.0 * float(v[cols.index("loss")]))
+            dst.write(",".join(v) + "\n")
+    return kept
+T = 130
+mixed = {}
+for name, after in (("mixed", None), ("mixed_changed", T)):
+    logged = mixed_copy(os.path.join(a.work, name + ".csv"), after)
+    r = run(a.hpt, deck, f"forecast.input={a.work}/{name}.csv", f"output.dir={a.work}/out_{name}",
+            "output.name=fc", "forecast.ensemble=off", *small)
+    check(r.returncode == 0 and "runs are logged every 5 to 7 steps" in r.stdout,
+          f"{name}: runs logged every 5 and every 7 steps are forecast", r.stdout[-2000:] + r.stderr)
+    mixed[name] = os.path.join(a.work, f"out_{name}", "fc.h5")
+with f5.File(mixed["mixed"], "r") as f, f5.File(mixed["mixed_changed"], "r") as g:
+    ids = {int(x.attrs["index"]): (x.attrs["id"].decode() if isinstance(x.attrs["id"], bytes)
+                                   else x.attrs["id"]) for x in f["runs"].values()}
+    run_of, origin = f["forecasts/run"][...], f["forecasts/origin"][...]
+    check(all(o in logged[ids[r]] for r, o in zip(run_of, origin)),
+          "mixed: every origin is a logged step of its run")
+    check(set(np.unique(run_of)) == set(ids), "mixed: every run has origins")
+    early = origin <= T
+    same = all(np.array_equal(f[k][...][early], g[k][...][early], equal_nan=True) for k in
+               [f"baselines/{b}/{q}" for b in ("last", "loglin", "power", "law", "learned", "combined")
+                for q in ("forecast", "q05", "q95")])
+    check(early.any() and same, "mixed: every forecast made up to the change is unchanged by it")
+    o_early = f["origins/origin"][...] <= T
+    check(all(np.array_equal(f[f"origins/{k}"][...][o_early], g[f"origins/{k}"][...][o_early],
+                             equal_nan=True) for k in ("beat_probability", "best_other")),
+          "mixed: and so is every judgment made up to it (the other runs' levels included)")
+r = run(a.hpt, deck, f"forecast.input={a.work}/mixed.csv", f"output.dir={a.work}/out_mixed_ft",
+        "forecast.finetune=on", *small)
+check(r.returncode == 2 and "forecast.finetune = on" in r.stderr and
+      not os.path.exists(f"{a.work}/out_mixed_ft"), "fine-tuning on sparse runs: exit 2", r.stderr)
+
 # Malformed inputs: exit 2, a precise message, nothing written.
 bad_dir = os.path.join(a.work, "bad")
 os.makedirs(bad_dir)

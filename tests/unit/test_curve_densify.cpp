@@ -61,6 +61,46 @@ TEST(CurveDensify, FillsEveryStepLinearlyAndKeepsTheLoggedValues) {
   EXPECT_EQ(first_logged_from(c, 31), 31);  // every entry logged: the step itself
 }
 
+TEST(CurveDensify, OriginsAreLoggedEntriesAtOrAfterAMultipleOfEvery) {
+  Curve c;
+  for (long long s = 49; s <= 249; s += 50) {  // logged at 49, 99, ..., off the grid of 50
+    c.steps.push_back(s);
+    c.loss.push_back(1.0 / double(s));
+  }
+  const Curve d = densified(c);
+  EXPECT_EQ(d.logged_every, 50);
+  std::vector<long long> every50, every10;
+  for (int i = 0; i < int(d.steps.size()); ++i) {
+    if (origin_entry(d, i, 50)) every50.push_back(d.steps[std::size_t(i)]);
+    if (origin_entry(d, i, 10)) every10.push_back(d.steps[std::size_t(i)]);
+  }
+  EXPECT_EQ(every50, (std::vector<long long>{99, 149, 199, 249}));
+  EXPECT_EQ(every10, (std::vector<long long>{99, 149, 199, 249}));
+  // A run logged every step: the multiples of `every`, as always.
+  Curve dense;
+  for (long long s = 1; s <= 30; ++s) dense.steps.push_back(s), dense.loss.push_back(1.0);
+  for (int i = 0; i < 30; ++i)
+    EXPECT_EQ(origin_entry(dense, i, 10), dense.steps[std::size_t(i)] % 10 == 0);
+  // The history up to the newest logged entry: among the first 60 entries (steps 49 .. 108) the
+  // newest logged one is step 99, entry 51.
+  EXPECT_EQ(logged_upto(d, 60), 51);
+  EXPECT_EQ(logged_upto(d, 51), 51);
+  EXPECT_EQ(logged_upto(dense, 7), 7);
+}
+
+TEST(CurveDensify, AGapWiderThanTheLimitIsLeftUnfilled) {
+  Curve c;
+  for (long long s = 10; s <= 100; s += 10) c.steps.push_back(s), c.loss.push_back(1.0);
+  c.steps.push_back(100000000);  // resumed much later
+  c.loss.push_back(0.5);
+  const Curve d = densified(c);
+  ASSERT_EQ(d.steps.size(), std::size_t(91 + 1));
+  EXPECT_EQ(d.steps.back(), 100000000);
+  EXPECT_EQ(d.loss.back(), 0.5);
+  EXPECT_TRUE(logged_entry(d, int(d.steps.size()) - 1));
+  EXPECT_TRUE(logged_entry(d, int(d.steps.size()) - 2));  // step 100
+}
+
 TEST(CurveDensify, OnlySparseRunsAreDensifiedWithOneNote) {
   CurveSet set;
   Curve dense;

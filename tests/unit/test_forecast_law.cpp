@@ -99,7 +99,7 @@ TEST(ForecastCombination, WeightsFollowTheDecayedEvidenceOfADirectSum) {
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   const long long every = 20;
   const int horizons = 4;
-  ForecastCombination c(1, 3, every, horizons);
+  ForecastCombination c({every}, 3, horizons);
   std::vector<std::vector<double>> errors;
   std::vector<long long> steps;
   for (int j = 0; j < 60; ++j) {
@@ -123,7 +123,7 @@ TEST(ForecastCombination, WeightsFollowTheDecayedEvidenceOfADirectSum) {
 }
 
 TEST(ForecastCombination, ALearnedForecastThatKeepsMissingLosesItsWeightRunByRun) {
-  ForecastCombination c(2, 3, 10, 1);
+  ForecastCombination c({10, 10}, 3, 1);
   const std::vector<double> before = c.weights(0);
   EXPECT_GT(before[0], before[1]);  // the head start of the learned forecast
   EXPECT_DOUBLE_EQ(before[1], before[2]);
@@ -143,7 +143,7 @@ TEST(ForecastCombination, ALearnedForecastThatKeepsMissingLosesItsWeightRunByRun
 TEST(ForecastCombination, TheWeightsHardlyDependOnTheCadenceOfTheOrigins) {
   // The same errors every 10 and every 50 steps: the targets weigh 1 and 5, and the evidence
   // differs only by how the sum of a geometric series approximates its integral.
-  ForecastCombination fine(1, 3, 10, 1), coarse(1, 3, 50, 1);
+  ForecastCombination fine({10}, 3, 1), coarse({50}, 3, 1);
   const std::vector<double> f{1.3, 1.1, 1.0};
   for (long long step = 10; step <= 2000; step += 10) {
     fine.update(0, step, f, 1.0, 1.0);
