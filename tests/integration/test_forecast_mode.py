@@ -270,23 +270,30 @@ check(r.returncode == 2 and "forecast.stop_by = hpt" in r.stderr and "forecast.e
 # A sweep logged every 7 steps: read step by step (a note says so), origins only at logged steps,
 # targets scored, and no forecast reads a loss logged after its origin: tripling every loss logged
 # after step T leaves every row and origin judgment made at or before T bit-identical.
-def sparse_copy(path, scale_after=None):
+def thinned_copy(path, keep, scale_after=None):
+    """The small sweep's CSV with only the rows keep(run, step) accepts, every loss logged after
+    scale_after tripled; returns {run: its logged steps}."""
+    kept = {}
     with open(os.path.join(sweep, "curves.csv")) as src, open(path, "w") as dst:
         header = src.readline()
         dst.write(header)
         cols = header.strip().split(",")
         for line in src:
             v = line.strip().split(",")
-            step = int(v[cols.index("step")])
-            if step % 7:
+            rid, step = v[cols.index("run")], int(v[cols.index("step")])
+            if not keep(rid, step):
                 continue
+            kept.setdefault(rid, set()).add(step)
             if scale_after is not None and step > scale_after and v[cols.index("loss")]:
                 v[cols.index("loss")] = repr(3.0 * float(v[cols.index("loss")]))
             dst.write(",".join(v) + "\n")
+    return kept
+
+
 T = 140
 sparse = {}
 for name, after in (("sparse", None), ("sparse_changed", T)):
-    sparse_copy(os.path.join(a.work, name + ".csv"), after)
+    thinned_copy(os.path.join(a.work, name + ".csv"), lambda rid, step: step % 7 == 0, after)
     r = run(a.hpt, deck, f"forecast.input={a.work}/{name}.csv", f"output.dir={a.work}/out_{name}",
             "output.name=fc", *small)
     check(r.returncode == 0 and "runs are logged every 7 steps" in r.stdout,
@@ -313,27 +320,12 @@ with f5.File(sparse["sparse"], "r") as f, f5.File(sparse["sparse_changed"], "r")
 # forecast.every = 10): every run has origins, each at one of its own logged steps, and forecasts and
 # judgments made up to T read no loss of any run logged after T (the ensemble off: it trains on the
 # filled-in steps of every run, docs/outputs.md#loss-curves).
-def mixed_copy(path, scale_after=None):
-    kept = {}
-    with open(os.path.join(sweep, "curves.csv")) as src, open(path, "w") as dst:
-        header = src.readline()
-        dst.write(header)
-        cols = header.strip().split(",")
-        for line in src:
-            v = line.strip().split(",")
-            rid, step = v[cols.index("run")], int(v[cols.index("step")])
-            odd = int(rid[1:3]) % 2
-            if (step % 7 != 6) if odd else (step % 5 != 0):
-                continue
-            kept.setdefault(rid, set()).add(step)
-            if scale_after is not None and step > scale_after and v[cols.index("loss")]:
-                v[cols.index("loss")] = repr(3.0 * float(v[cols.index("loss")]))
-            dst.write(",".join(v) + "\n")
-    return kept
 T = 130
 mixed = {}
 for name, after in (("mixed", None), ("mixed_changed", T)):
-    logged = mixed_copy(os.path.join(a.work, name + ".csv"), after)
+    logged = thinned_copy(os.path.join(a.work, name + ".csv"),
+                          lambda rid, step: step % 7 == 6 if int(rid[1:3]) % 2 else step % 5 == 0,
+                          after)
     r = run(a.hpt, deck, f"forecast.input={a.work}/{name}.csv", f"output.dir={a.work}/out_{name}",
             "output.name=fc", "forecast.ensemble=off", *small)
     check(r.returncode == 0 and "runs are logged every 5 to 7 steps" in r.stdout,
