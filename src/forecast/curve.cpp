@@ -16,15 +16,14 @@ int entries_upto(const Curve& c, long long t) {
 }
 
 int logged_upto(const Curve& c, int n) {
-  if (c.logged.empty()) return n;
-  while (n > 0 && !c.logged[std::size_t(n - 1)]) --n;
+  while (n > 0 && !logged_entry(c, n - 1)) --n;
   return n;
 }
 
 bool origin_entry(const Curve& c, int i, long long every) {
   const long long step = c.steps[std::size_t(i)];
   if (c.logged.empty()) return step % every == 0;
-  if (!c.logged[std::size_t(i)]) return false;
+  if (!logged_entry(c, i)) return false;
   const int before = logged_upto(c, i);  // entries up to the previous logged one
   if (before == 0) return step % every == 0;
   const long long previous = c.steps[std::size_t(before - 1)];
@@ -35,7 +34,7 @@ long long first_logged_from(const Curve& c, long long step) {
   if (c.logged.empty()) return step;
   for (int i = int(std::lower_bound(c.steps.begin(), c.steps.end(), step) - c.steps.begin());
        i < int(c.steps.size()); ++i)
-    if (c.logged[std::size_t(i)]) return c.steps[std::size_t(i)];
+    if (logged_entry(c, i)) return c.steps[std::size_t(i)];
   return step;
 }
 

@@ -48,20 +48,23 @@ bool densifiable(const Curve& c) {
   return every > 1 && every <= kMaxDensifyInterval;
 }
 
+bool densify_if_sparse(Curve& c) {
+  if (!densifiable(c)) return false;
+  c = densified(c);
+  return true;
+}
+
 void densify_sparse_runs(CurveSet& set) {
   int densified_runs = 0, sparse_runs = 0;
   long long lo = 0, hi = 0;
   for (Curve& c : set.runs) {
-    const long long every = logging_interval(c);
-    if (every <= 1) continue;
-    if (every > kMaxDensifyInterval) {
+    if (densify_if_sparse(c)) {
+      lo = densified_runs ? std::min(lo, c.logged_every) : c.logged_every;
+      hi = std::max(hi, c.logged_every);
+      ++densified_runs;
+    } else if (logging_interval(c) > kMaxDensifyInterval) {
       ++sparse_runs;
-      continue;
     }
-    lo = densified_runs ? std::min(lo, every) : every;
-    hi = std::max(hi, every);
-    ++densified_runs;
-    c = densified(c);
   }
   if (densified_runs > 0)
     set.notes.push_back(

@@ -23,6 +23,9 @@ Curve densified(const Curve& c);
 // Whether `c` is logged every 2 .. kMaxDensifyInterval steps (its median spacing).
 bool densifiable(const Curve& c);
 
+// Replaces `c` by densified(c) when it is densifiable; says whether it did.
+bool densify_if_sparse(Curve& c);
+
 // Densifies every run of `set` whose logging interval is 2 .. kMaxDensifyInterval, and adds one
 // note saying how many runs were read so and at which intervals (and one for any left sparse).
 void densify_sparse_runs(CurveSet& set);

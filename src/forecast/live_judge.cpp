@@ -307,8 +307,7 @@ std::vector<RunStatus> LiveJudge::poll(const std::vector<LiveRun>& logged, doubl
                                       [](const LiveRun& r) { return densifiable(r.curve); });
   if (any_sparse) {
     densified_runs = logged;
-    for (LiveRun& r : densified_runs)
-      if (densifiable(r.curve)) r.curve = densified(r.curve);
+    for (LiveRun& r : densified_runs) densify_if_sparse(r.curve);
   }
   const std::vector<LiveRun>& runs = any_sparse ? densified_runs : logged;
   PollContext ctx = context(runs);
