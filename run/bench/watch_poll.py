@@ -6,7 +6,8 @@ of POLLS polls, and reports the watcher's own "poll took" times (the first poll 
 whole; the later ones read only what was appended, forecast every run and rewrite the status).
 
   run/bench/watch_poll.py [--hpt build/hpt] [--runs 1000] [--start 1000] [--final 2000]
-                          [--rows 10] [--polls 5] [--groups 10] [--work /tmp/hpt-watch-bench]
+                          [--rows 10] [--polls 5] [--groups 10] [--log-every 1]
+                          [--work /tmp/hpt-watch-bench]
 """
 import argparse
 import os
@@ -41,6 +42,9 @@ def main():
     ap.add_argument("--rows", type=int, default=10)
     ap.add_argument("--polls", type=int, default=5)
     ap.add_argument("--groups", type=int, default=10)
+    ap.add_argument("--log-every", type=int, default=1,
+                    help="write only the steps divisible by this (a sweep logged every few steps, "
+                         "which the watcher reads step by step)")
     ap.add_argument("--work", default="/tmp/hpt-watch-bench")
     a = ap.parse_args()
     shutil.rmtree(a.work, ignore_errors=True)
@@ -53,7 +57,8 @@ def main():
     for i, p in enumerate(paths):
         with open(p, "w") as f:
             f.write("step,loss,group\n" + "".join(
-                f"{s},{curves[i][s - 1]:.6g},g{i % a.groups}\n" for s in range(1, a.start + 1)))
+                f"{s},{curves[i][s - 1]:.6g},g{i % a.groups}\n" for s in range(1, a.start + 1)
+                if s % a.log_every == 0))
     cmd = [a.hpt, "-i", os.path.join(ROOT, "inputs", "watch.ini"), "--set", f"watch.folder={live}",
            "--set", f"watch.final_step={a.final}", "--set", "watch.interval=1", "--set",
            f"watch.max_polls={a.polls + 1}", "--set", f"output.dir={a.work}"]
@@ -69,7 +74,7 @@ def main():
         for i, p in enumerate(paths):
             with open(p, "a") as f:
                 f.write("".join(f"{s},{curves[i][s - 1]:.6g},g{i % a.groups}\n"
-                                for s in range(step + 1, step + a.rows + 1)))
+                                for s in range(step + 1, step + a.rows + 1) if s % a.log_every == 0))
         step += a.rows
     err = watcher.stderr.read()
     if watcher.wait() != 0:
@@ -77,8 +82,9 @@ def main():
     out = "\n".join(lines)
     print(out)
     took = [float(m) for m in re.findall(r"poll took ([0-9.e+-]+) s", out)]
-    print(f"{a.runs} runs, {a.start} rows each at the start, {a.rows} rows appended per run "
-          f"before each poll; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}")
+    print(f"{a.runs} runs, {a.start} steps each at the start, logged every {a.log_every}, {a.rows} "
+          f"steps appended per run before each poll; "
+          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}")
     print(f"first poll (every file read whole): {took[0]:.3f} s")
     print("later polls: " + ", ".join(f"{t:.3f}" for t in took[1:]) + " s; "
           f"median {np.median(took[1:]):.3f} s")
