@@ -10,6 +10,7 @@
 #include "physics-style-modules/update/extrapolate.hpp"
 #include "physics-style-modules/update/finite_difference.hpp"
 #include "physics-style-modules/update/frozen.hpp"
+#include "physics-style-modules/update/mode_decomposition.hpp"
 
 namespace hpt {
 
@@ -19,10 +20,11 @@ void declare_update_options(OptionSchema& schema) {
       "how a predict block advances the parameters: linear or quadratic "
       "extrapolation of real snapshots, extrapolate (fitted decay of the real "
       "updates), trend (a line fitted to every real step by discounted least "
-      "squares), none (frozen)");
+      "squares), dmd (the trajectory advanced in the subspace of its recent "
+      "displacements by dynamic mode decomposition), none (frozen)");
   schema.add_int("update.lag", 10,
-                 "linear/quadratic: real steps between the snapshots; trend: the fit's time "
-                 "constant (step j back weighted (1 - 1/lag)^j; at least 2)",
+                 "linear/quadratic and dmd: real steps between the snapshots; trend: the fit's "
+                 "time constant (step j back weighted (1 - 1/lag)^j; at least 2)",
                  1, 100000);
   schema.add_choice("update.trend_origin", "fitted", {"fitted", "current"},
                     "trend: the line starts at the fitted level (smoothing the last ~lag steps) "
@@ -34,6 +36,12 @@ void declare_update_options(OptionSchema& schema) {
       "steps)");
   schema.add_int("update.fit_steps", 8, "extrapolate: real updates the (c, rho) fit uses", 1,
                  100000);
+  schema.add_int("update.dmd_anchors", 8,
+                 "dmd: parameter anchors kept, one every update.lag real steps (their "
+                 "displacements are the data of the fit)",
+                 3, kMaxAnchors);
+  schema.add_int("update.dmd_rank", 4, "dmd: modes kept (at most update.dmd_anchors - 2)", 1,
+                 kMaxAnchors - 2);
   schema.add_real("update.ema", 0.9, "extrapolate: EMA decay of the real updates", 0.0, 0.999999);
 }
 
@@ -49,6 +57,8 @@ int update_parameter_copies(const Config& c) {
   if (style == "trend")
     return DiscountedTrendPredictor<ExecSpace, real>::kept_copies(
         c.get_string("update.trend_origin") == "fitted");
+  if (style == "dmd")
+    return DmdPredictor<ExecSpace, real>::kept_copies(int(c.get_int("update.dmd_anchors")));
   if (style == "extrapolate")
     return ExtrapolatePredictor<ExecSpace, real>::kept_copies(int(c.get_int("update.fit_steps")));
   return 0;
@@ -88,6 +98,20 @@ void register_update_styles(Registry<UpdatePredictor>& registry) {
       },
       "a - c k: per parameter the line fitted to the real steps, step j back weighted "
       "(1 - 1/lag)^j");
+  registry.add(
+      "dmd",
+      [](const Config& c) -> std::unique_ptr<UpdatePredictor> {
+        const int anchors = int(c.get_int("update.dmd_anchors"));
+        const int rank = int(c.get_int("update.dmd_rank"));
+        if (rank > anchors - 2)
+          throw InputError("update.dmd_rank = " + std::to_string(rank) +
+                           ": expected at most update.dmd_anchors - 2 = " +
+                           std::to_string(anchors - 2) + " (the fit has anchors - 2 pairs)");
+        return std::make_unique<DmdPredictor<ExecSpace, real>>(int(c.get_int("update.lag")),
+                                                               anchors, rank);
+      },
+      "theta_t plus the displacements that dynamic mode decomposition of the anchors' "
+      "displacements predicts");
   registry.add(
       "none",
       [](const Config&) -> std::unique_ptr<UpdatePredictor> {

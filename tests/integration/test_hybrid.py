@@ -131,7 +131,8 @@ with h5py.File(os.path.join(out, f"digits-sgd_ckpt_{STEPS:010d}.h5"), "r") as f:
 
 # 4. Killed inside a predict block at its checkpoint, restarted: the same trace as an uninterrupted run. The first
 # run finds a step inside a predict block (the forecaster decides where blocks fall). Also with the linear and
-# quadratic predictors' anchors, whose newest-parameters buffer is part of the state, and with trend's two EMAs.
+# quadratic predictors' anchors, whose newest-parameters buffer is part of the state, with trend's two EMAs and with
+# dmd's ring of anchors.
 def restart_inside_block(tag, *sets):
     sets = base + ["predict.max_horizon=50"] + list(sets)
     where = tag.split(":")[0]
@@ -150,6 +151,7 @@ restart_inside_block("")
 restart_inside_block("anchors: ", "update.snapshots=anchors", "update.lag=5")
 restart_inside_block("quadratic-anchors: ", "update.style=quadratic", "update.snapshots=anchors", "update.lag=5")
 restart_inside_block("trend: ", "update.style=trend", "update.lag=5")
+restart_inside_block("dmd: ", "update.style=dmd", "update.lag=3", "update.dmd_anchors=5", "update.dmd_rank=2")
 # The learned forecaster (train.forecast_style = learned): its ring of step losses is part of the state. (Its
 # forecasts read the planned schedule to the last step, so unlike the RSSM's they change with train.steps: the
 # restart test that extends a run's train.steps does not apply to it.)
@@ -172,6 +174,12 @@ out = os.path.join(a.work, "refused_trend_lag")
 r = hptest.run(a.hpt, deck, *base, f"output.dir={out}", "update.style=trend", "update.lag=1")
 hptest.check(r.returncode == 2 and "update.lag = 1" in r.stderr and not os.path.exists(out),
              "update.style = trend with update.lag = 1: exit 2 naming the key, nothing written",
+             f"rc {r.returncode}: {r.stderr[-300:]}")
+out = os.path.join(a.work, "refused_dmd_rank")
+r = hptest.run(a.hpt, deck, *base, f"output.dir={out}", "update.style=dmd", "update.dmd_anchors=5",
+               "update.dmd_rank=4")
+hptest.check(r.returncode == 2 and "update.dmd_rank = 4" in r.stderr and not os.path.exists(out),
+             "update.style = dmd with a rank above dmd_anchors - 2: exit 2 naming the key, nothing written",
              f"rc {r.returncode}: {r.stderr[-300:]}")
 # 6. A probe part held out from training and validation verifies the blocks: with no validation rows at all the
 # verdicts still carry finite probe-loss ratios and blocks are kept; without a probe part the same run has nothing to
