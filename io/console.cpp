@@ -64,11 +64,14 @@ std::string backend_description() {
   return os.str();
 }
 
-std::string run_header(const std::string& deck_path, const std::string& resolved_ini) {
+std::string run_header(const std::string& deck_path, const std::string& resolved_ini,
+                       const std::vector<std::string>& devices) {
   std::ostringstream os;
   os << "hpt " << kVersion << "\n"
-     << "  backend   " << backend_description() << "\n"
-     << "  precision " << kPrecision << "\n"
+     << "  backend   " << backend_description() << "\n";
+  for (std::size_t i = 0; i < devices.size(); ++i)
+    os << (i == 0 ? "  devices   " : "            ") << devices[i] << "\n";
+  os << "  precision " << kPrecision << "\n"
      << "  Kokkos    " << KOKKOS_VERSION / 10000 << "." << (KOKKOS_VERSION / 100) % 100 << "."
      << KOKKOS_VERSION % 100 << "\n"
      << "  deck      " << deck_path << "\n"

@@ -25,6 +25,8 @@ std::string fmt(double v, int digits = 4);
 
 // "hpt 0.1.0 (abc) | backend OpenMP (2 threads) | precision float | Kokkos 3.4.1"
 std::string backend_description();
-std::string run_header(const std::string& deck_path, const std::string& resolved_ini);
+// `devices`: lines on the GPU of each process (app/device_placement), none on a CPU backend.
+std::string run_header(const std::string& deck_path, const std::string& resolved_ini,
+                       const std::vector<std::string>& devices = {});
 
 }  // namespace hpt::io

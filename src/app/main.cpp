@@ -8,6 +8,7 @@
 
 #include "app/parity_styles.hpp"
 #include "app/cli.hpp"
+#include "app/device_placement.hpp"
 #include "app/mode_bench.hpp"
 #include "app/mode_compare.hpp"
 #include "app/mode_forecast.hpp"
@@ -38,8 +39,9 @@ std::string kokkos_threads_flag(long n) {
 #endif
 }
 
-int run_mode(const hpt::app::RunContext& ctx, const std::string& mode) {
-  std::cout << hpt::io::run_header(ctx.deck_path, ctx.resolved_ini) << std::flush;
+int run_mode(const hpt::app::RunContext& ctx, const std::string& mode,
+             const std::vector<std::string>& devices) {
+  std::cout << hpt::io::run_header(ctx.deck_path, ctx.resolved_ini, devices) << std::flush;
   if (mode == "rollout") return hpt::app::run_rollout_mode(ctx);
   if (mode == "bench") return hpt::app::run_bench_mode(ctx);
   if (mode == "train") return hpt::app::run_train_mode(ctx);
@@ -90,10 +92,14 @@ int run(int argc, char** argv, const hpt::Communicator& world) {
   if (config.get_int("run.threads") > 0)
     kargs.push_back(kokkos_threads_flag(config.get_int("run.threads")));
   for (const auto& a : cl.kokkos_args) kargs.push_back(a);
+  // On a GPU backend with several processes, each its own GPU (docs/mpi.md#several-gpus).
+  const hpt::app::DevicePlacement placement = hpt::app::choose_device(world, cl.kokkos_args);
+  for (const auto& a : placement.kokkos_args) kargs.push_back(a);
   std::vector<char*> kargv;
   for (auto& a : kargs) kargv.push_back(a.data());
   int kargc = int(kargv.size());
   Kokkos::ScopeGuard kokkos(kargc, kargv.data());
+  const std::vector<std::string> devices = hpt::app::describe_devices(world, placement);
   hpt::app::check_memory_need(
       need, hpt::app::available_memory_bytes(),
       std::string(Kokkos::DefaultExecutionSpace::name()) + " execution space");
@@ -105,7 +111,7 @@ int run(int argc, char** argv, const hpt::Communicator& world) {
       std::cout << "removed " << t << ", left by a process that no longer runs\n";
   }
   try {
-    return run_mode(ctx, mode);
+    return run_mode(ctx, mode, devices);
   } catch (const hpt::InputError&) {
     if (world.is_root()) output_dir.remove_if_empty();  // a refused run leaves no empty folder
     throw;

@@ -78,4 +78,13 @@ class Communicator {
 // The message-passing library this binary was built with, for --version: "off" or "on (<library>)".
 std::string message_passing_description();
 
+// This process's place on its host (MPI_COMM_TYPE_SHARED): its rank among the processes there and
+// the lowest rank of them, which names the host. {0, 0} on one process. Collective: every process
+// calls it; its collectives are made once, at start, and not counted.
+struct HostRank {
+  int local_rank = 0;
+  int host = 0;
+};
+HostRank host_rank();
+
 }  // namespace hpt

@@ -142,6 +142,22 @@ std::string message_passing_description() {
   return "on (" + library + ")";
 }
 
+HostRank host_rank() {
+  HostRank place;
+  if (Communicator::world().size() == 1) return place;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm host = MPI_COMM_NULL;
+  check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &host),
+        "MPI_Comm_split_type");
+  const int local = MPI_Comm_rank(host, &place.local_rank);
+  const int lowest = MPI_Allreduce(&rank, &place.host, 1, MPI_INT, MPI_MIN, host);
+  MPI_Comm_free(&host);
+  check(local, "MPI_Comm_rank");
+  check(lowest, "MPI_Allreduce");
+  return place;
+}
+
 ParallelSession::ParallelSession(int& argc, char**& argv) {
   check(MPI_Init(&argc, &argv), "MPI_Init");
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
