@@ -1,7 +1,8 @@
 #pragma once
 // The ensemble rollout (docs/method.md#ensemble-rollout) as one kernel launch for the whole
-// horizon: one team per (scenario, member) loops over the Y steps with team barriers, keeping h, x,
-// s and the path's loss state in team scratch. Random draws are counter-based (core/rng.hpp), keyed
+// horizon: one team per (scenario, member) loops over the Y steps (RolloutTeamStep of
+// rollout_step.hpp), keeping h, x, s and the path's loss state in team scratch and reading the
+// weights from global memory. Random draws are counter-based (core/rng.hpp), keyed
 // by (seed, scenario, member, step, index), so a rollout is identical on every backend and thread
 // count.
 #include <Kokkos_Core.hpp>
@@ -12,11 +13,13 @@
 #include "core/launcher.hpp"
 #include "core/error.hpp"
 #include "core/math.hpp"
-#include "core/rng.hpp"
 #include "core/types.hpp"
 #include "kernels/gru_step.hpp"
 #include "kernels/loss_state.hpp"
 #include "kernels/rich_features.hpp"
+#include "kernels/rollout_draws.hpp"
+#include "kernels/rollout_features.hpp"
+#include "kernels/rollout_step.hpp"
 #include "kernels/rssm_params.hpp"
 
 namespace hpt {
@@ -64,82 +67,6 @@ inline double rollout_flops_per_member_step(int hidden, int input, int stochasti
 }
 
 namespace detail {
-
-// Least-squares slope per step of the newest min(count, kLossWindow) entries of the window.
-template <class Real>
-KOKKOS_INLINE_FUNCTION Real window_slope(const LossState<Real>& st) {
-  const int n = st.count < kLossWindow ? st.count : kLossWindow;
-  if (n < 2) return Real(0);
-  const Real* y = st.window + (kLossWindow - n);
-  Real mean = 0;
-  for (int i = 0; i < n; ++i) mean += y[i];
-  mean /= Real(n);
-  const Real centre = Real(n - 1) / Real(2);
-  Real sxy = 0, sxx = 0;
-  for (int i = 0; i < n; ++i) {
-    const Real dx = Real(i) - centre;
-    sxy += dx * (y[i] - mean);
-    sxx += dx * dx;
-  }
-  return sxy / sxx;
-}
-
-// s_i = mu_s + sigma_s * eps from the prior sums A_i h and B_i h of member m
-// (docs/method.md#rssm-ensemble).
-template <class Real, class Mem>
-KOKKOS_INLINE_FUNCTION Real prior_sample(const RssmParams<Real, Mem>& p, const int m, const int i,
-                                         const Real ah, const Real bh, const Real eps) {
-  const Real mu = ah + p.prior_mean_b(m, i);
-  const Real sigma = math::softplus(bh + p.prior_scale_b(m, i)) + Real(kPriorScaleFloor);
-  return mu + sigma * eps;
-}
-
-// delta = mu_delta + exp(log var_delta / 2) * eps from the loss head sums C_0 [h; s] and
-// C_1 [h; s] of member m (docs/method.md#rssm-ensemble; log var clamped to +-kLogVarLimit).
-template <class Real, class Mem>
-KOKKOS_INLINE_FUNCTION Real loss_delta(const RssmParams<Real, Mem>& p, const int m, const Real c0,
-                                       const Real c1, const Real eps) {
-  const Real mu = c0 + p.loss_head_b(m, 0);
-  const Real log_var =
-      math::clamp(c1 + p.loss_head_b(m, 1), Real(-kLogVarLimit), Real(kLogVarLimit));
-  return mu + math::exp(Real(0.5) * log_var) * eps;
-}
-
-// l <- l + delta, continue the path's loss statistics, and write the features that evolve into x:
-// LossOnly sets x[0] to the raw loss; Rich recomputes every [R] feature of rich_features.hpp and
-// re-normalises it with the normaliser's fixed mean and 1/std.
-template <class Real, class VecX, class VecStat>
-KOKKOS_INLINE_FUNCTION void advance_loss_features(LossState<Real>& st, const Real delta,
-                                                  const FeatureUpdate mode, const VecX& x,
-                                                  const VecStat& mean, const VecStat& inv_std,
-                                                  const Real clamp) {
-  st.log_loss += delta;
-  const Real l = st.log_loss;
-  st.ema4 += (l - st.ema4) / Real(4);
-  st.ema16 += (l - st.ema16) / Real(16);
-  st.ema64 += (l - st.ema64) / Real(64);
-  st.best = math::min(st.best, l);
-  for (int i = 0; i + 1 < kLossWindow; ++i) st.window[i] = st.window[i + 1];
-  st.window[kLossWindow - 1] = l;
-  if (st.count < kLossWindow) ++st.count;
-
-  if (mode == FeatureUpdate::LossOnly) {
-    x(0) = math::exp(l);
-    return;
-  }
-  auto put = [&](const int index, const Real raw) {
-    x(index) = math::clamp((raw - mean(index)) * inv_std(index), -clamp, clamp);
-  };
-  put(rich::kLogLoss, l);
-  put(rich::kLossSlope8, window_slope(st));
-  put(rich::kLossEmaGap4, l - st.ema4);
-  put(rich::kLossEmaGap16, l - st.ema16);
-  put(rich::kLossEmaGap64, l - st.ema64);
-  put(rich::kLossBestGap, l - st.best);
-  put(rich::kLossLastDelta, delta);
-  put(rich::kLossZ32, (l - st.mean32) / (st.std32 + Real(1e-8)));
-  put(rich::kLossProgress, st.first - l);
-}
 
 // The argument checks every rollout kernel shares (`who` names the kernel in the message).
 template <class Real, class Mem>
@@ -223,10 +150,9 @@ HPT_LAUNCHER void ensemble_rollout(const Space& space,
   if (E == 0) return;
 
   using Policy = Kokkos::TeamPolicy<Space>;
-  using Scratch = detail::ScratchView1<Space, Real>;
-  using StateScratch = detail::ScratchView1<Space, LossState<Real>>;
-  const std::size_t bytes = StateScratch::shmem_size(1) + 3 * Scratch::shmem_size(H) +
-                            Scratch::shmem_size(I) + Scratch::shmem_size(S);
+  using PathScratch = detail::RolloutTeamScratch<Space, Real>;
+  using Scratch = typename PathScratch::Scratch;
+  const std::size_t bytes = PathScratch::shmem_size(H, I, S);
   const int level = detail::scratch_level_for<Space>(bytes);
 
   const RssmParams<Real, typename Space::memory_space> p = params;
@@ -236,76 +162,25 @@ HPT_LAUNCHER void ensemble_rollout(const Space& space,
   const auto body = KOKKOS_LAMBDA(const typename Policy::member_type& team) {
     const int n = team.league_rank() / E;
     const int m = team.league_rank() % E;
-    StateScratch state(team.team_scratch(level), 1);
-    Scratch h_a(team.team_scratch(level), H);
-    Scratch h_b(team.team_scratch(level), H);
-    Scratch work(team.team_scratch(level), H);
-    Scratch x(team.team_scratch(level), I);
-    Scratch s(team.team_scratch(level), S);
+    const PathScratch sc(team, level, H, I, S);
+    const auto features = detail::rollout_features(mode, in.norm_mean, in.norm_inv_std, clamp);
 
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, H), [&](const int j) { h_a(j) = h0(m, j); });
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, I), [&](const int k) { x(k) = in.x0(k); });
-    Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      state(0) = in.loss_states(in.run);
-      out.loss_paths(n, m, 0) = math::exp(state(0).log_loss);
-    });
-    team.team_barrier();
-
+    detail::RolloutPathStart::invoke(
+        team, Kokkos::subview(h0, m, Kokkos::ALL()), in.x0, in.loss_states(in.run), sc.h_a, sc.x,
+        sc.state(0),
+        [&](const LossState<Real>& st) { out.loss_paths(n, m, 0) = math::exp(st.log_loss); });
     for (int k = 1; k <= Y; ++k) {
-      const Scratch h_old = (k % 2 == 1) ? h_a : h_b;
-      const Scratch h = (k % 2 == 1) ? h_b : h_a;
-      detail::gru_cell_team(team, p.gru, m, reset, x, h_old, work, h, 0, H);
-      team.team_barrier();
-
-      // Prior over s from the new h, and one sample per unit.
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, S), [&](const int i) {
-        detail::Sum3<Real> acc;
-        Kokkos::parallel_reduce(
-            Kokkos::ThreadVectorRange(team, H),
-            [&](const int j, detail::Sum3<Real>& a) {
-              a.a += p.prior_mean_w(m, i, j) * h(j);
-              a.b += p.prior_scale_w(m, i, j) * h(j);
-            },
-            acc);
-        const Real eps = Real(rng::normal(rng::key(seed, n, m, k, i)));
-        const Real si = detail::prior_sample(p, m, i, acc.a, acc.b, eps);
-        Kokkos::single(Kokkos::PerThread(team), [&]() { s(i) = si; });
-      });
-      team.team_barrier();
-
-      // Loss head on [h; s], the hidden norm and the path update: one team thread, fixed order.
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 1), [&](const int) {
-        detail::Sum3<Real> ah;  // C_0 h, C_1 h, |h|^2
-        Kokkos::parallel_reduce(
-            Kokkos::ThreadVectorRange(team, H),
-            [&](const int j, detail::Sum3<Real>& a) {
-              const Real hj = h(j);
-              a.a += p.loss_head_w(m, 0, j) * hj;
-              a.b += p.loss_head_w(m, 1, j) * hj;
-              a.c += hj * hj;
-            },
-            ah);
-        detail::Sum3<Real> as;  // C_0 s, C_1 s
-        Kokkos::parallel_reduce(
-            Kokkos::ThreadVectorRange(team, S),
-            [&](const int i, detail::Sum3<Real>& a) {
-              a.a += p.loss_head_w(m, 0, H + i) * s(i);
-              a.b += p.loss_head_w(m, 1, H + i) * s(i);
-            },
-            as);
-        Kokkos::single(Kokkos::PerThread(team), [&]() {
-          const Real eps = Real(rng::normal(rng::key(seed, n, m, k, S)));
-          const Real delta = detail::loss_delta(p, m, ah.a + as.a, ah.b + as.b, eps);
-          detail::advance_loss_features(state(0), delta, mode, x, in.norm_mean, in.norm_inv_std,
-                                        clamp);
-          out.loss_paths(n, m, k) = math::exp(state(0).log_loss);
-          out.hidden_norms(n, m, k - 1) = math::sqrt(ah.c);
-        });
-      });
-      team.team_barrier();
+      const Scratch h_old = (k % 2 == 1) ? sc.h_a : sc.h_b;
+      const Scratch h = (k % 2 == 1) ? sc.h_b : sc.h_a;
+      detail::RolloutTeamStep::invoke(team, p, m, reset, detail::RolloutDraws{seed, n, m, k}, sc.x,
+                                      h_old, sc.work, h, sc.s, sc.state(0), features,
+                                      [&](const LossState<Real>& st, const Real h2) {
+                                        out.loss_paths(n, m, k) = math::exp(st.log_loss);
+                                        out.hidden_norms(n, m, k - 1) = math::sqrt(h2);
+                                      });
     }
 
-    const Scratch h_last = (Y % 2 == 1) ? h_b : h_a;
+    const Scratch h_last = (Y % 2 == 1) ? sc.h_b : sc.h_a;
     Kokkos::parallel_for(Kokkos::TeamVectorRange(team, H),
                          [&](const int j) { out.final_latents(n, m, j) = h_last(j); });
   };

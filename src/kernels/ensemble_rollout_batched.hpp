@@ -1,7 +1,7 @@
 #pragma once
 // The ensemble rollout (docs/method.md#ensemble-rollout) of R runs at once: one team per (run,
-// scenario, member) with the team-per-path formulas of ensemble_rollout.hpp (the shared detail::
-// helpers), each run from its own latents h0(r, :, :), features, loss state and normaliser row. Run
+// scenario, member) with the team-per-path step of ensemble_rollout.hpp (RolloutTeamStep), each
+// run from its own latents h0(r, :, :), features, loss state and normaliser row. Run
 // r draws its random numbers with seed batched_rollout_seed(settings.seed, r), so its paths equal
 // those of ensemble_rollout for that run alone with that seed, bit for bit.
 #include <Kokkos_Core.hpp>
@@ -15,6 +15,9 @@
 #include "core/rng.hpp"
 #include "core/types.hpp"
 #include "kernels/ensemble_rollout.hpp"
+#include "kernels/rollout_draws.hpp"
+#include "kernels/rollout_features.hpp"
+#include "kernels/rollout_step.hpp"
 
 namespace hpt {
 
@@ -69,10 +72,9 @@ HPT_LAUNCHER void ensemble_rollout_batched(
   if (E == 0 || R == 0) return;
 
   using Policy = Kokkos::TeamPolicy<Space>;
-  using Scratch = detail::ScratchView1<Space, Real>;
-  using StateScratch = detail::ScratchView1<Space, LossState<Real>>;
-  const std::size_t bytes = StateScratch::shmem_size(1) + 3 * Scratch::shmem_size(H) +
-                            Scratch::shmem_size(I) + Scratch::shmem_size(S);
+  using PathScratch = detail::RolloutTeamScratch<Space, Real>;
+  using Scratch = typename PathScratch::Scratch;
+  const std::size_t bytes = PathScratch::shmem_size(H, I, S);
   const int level = detail::scratch_level_for<Space>(bytes);
 
   const RssmParams<Real, typename Space::memory_space> p = params;
@@ -87,73 +89,23 @@ HPT_LAUNCHER void ensemble_rollout_batched(
     const int r = team.league_rank() / E / N;
     if (input.active(r) == 0) return;
     const std::uint64_t seed = batched_rollout_seed(base_seed, r);
-    StateScratch state(team.team_scratch(level), 1);
-    Scratch h_a(team.team_scratch(level), H);
-    Scratch h_b(team.team_scratch(level), H);
-    Scratch work(team.team_scratch(level), H);
-    Scratch x(team.team_scratch(level), I);
-    Scratch s(team.team_scratch(level), S);
-    const auto mean = Kokkos::subview(input.norm_mean, r, Kokkos::ALL());
-    const auto inv_std = Kokkos::subview(input.norm_inv_std, r, Kokkos::ALL());
+    const PathScratch sc(team, level, H, I, S);
+    const auto features =
+        detail::rollout_features(mode, Kokkos::subview(input.norm_mean, r, Kokkos::ALL()),
+                                 Kokkos::subview(input.norm_inv_std, r, Kokkos::ALL()), clamp);
 
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, H),
-                         [&](const int j) { h_a(j) = input.h0(r, m, j); });
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, I),
-                         [&](const int k) { x(k) = input.x0(r, k); });
-    Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      state(0) = input.loss_states(r);
-      paths(r, n, m, 0) = math::exp(state(0).log_loss);
-    });
-    team.team_barrier();
-
+    detail::RolloutPathStart::invoke(
+        team, Kokkos::subview(input.h0, r, m, Kokkos::ALL()),
+        Kokkos::subview(input.x0, r, Kokkos::ALL()), input.loss_states(r), sc.h_a, sc.x,
+        sc.state(0),
+        [&](const LossState<Real>& st) { paths(r, n, m, 0) = math::exp(st.log_loss); });
     for (int k = 1; k <= Y; ++k) {
-      const Scratch h_old = (k % 2 == 1) ? h_a : h_b;
-      const Scratch h = (k % 2 == 1) ? h_b : h_a;
-      detail::gru_cell_team(team, p.gru, m, reset, x, h_old, work, h, 0, H);
-      team.team_barrier();
-
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, S), [&](const int i) {
-        detail::Sum3<Real> acc;
-        Kokkos::parallel_reduce(
-            Kokkos::ThreadVectorRange(team, H),
-            [&](const int j, detail::Sum3<Real>& a) {
-              a.a += p.prior_mean_w(m, i, j) * h(j);
-              a.b += p.prior_scale_w(m, i, j) * h(j);
-            },
-            acc);
-        const Real eps = Real(rng::normal(rng::key(seed, n, m, k, i)));
-        const Real si = detail::prior_sample(p, m, i, acc.a, acc.b, eps);
-        Kokkos::single(Kokkos::PerThread(team), [&]() { s(i) = si; });
-      });
-      team.team_barrier();
-
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 1), [&](const int) {
-        detail::Sum3<Real> ah;  // C_0 h, C_1 h
-        Kokkos::parallel_reduce(
-            Kokkos::ThreadVectorRange(team, H),
-            [&](const int j, detail::Sum3<Real>& a) {
-              const Real hj = h(j);
-              a.a += p.loss_head_w(m, 0, j) * hj;
-              a.b += p.loss_head_w(m, 1, j) * hj;
-              a.c += hj * hj;
-            },
-            ah);
-        detail::Sum3<Real> as;  // C_0 s, C_1 s
-        Kokkos::parallel_reduce(
-            Kokkos::ThreadVectorRange(team, S),
-            [&](const int i, detail::Sum3<Real>& a) {
-              a.a += p.loss_head_w(m, 0, H + i) * s(i);
-              a.b += p.loss_head_w(m, 1, H + i) * s(i);
-            },
-            as);
-        Kokkos::single(Kokkos::PerThread(team), [&]() {
-          const Real eps = Real(rng::normal(rng::key(seed, n, m, k, S)));
-          const Real delta = detail::loss_delta(p, m, ah.a + as.a, ah.b + as.b, eps);
-          detail::advance_loss_features(state(0), delta, mode, x, mean, inv_std, clamp);
-          paths(r, n, m, k) = math::exp(state(0).log_loss);
-        });
-      });
-      team.team_barrier();
+      const Scratch h_old = (k % 2 == 1) ? sc.h_a : sc.h_b;
+      const Scratch h = (k % 2 == 1) ? sc.h_b : sc.h_a;
+      detail::RolloutTeamStep::invoke(
+          team, p, m, reset, detail::RolloutDraws{seed, n, m, k}, sc.x, h_old, sc.work, h, sc.s,
+          sc.state(0), features,
+          [&](const LossState<Real>& st, Real) { paths(r, n, m, k) = math::exp(st.log_loss); });
     }
   };
   const auto policy =

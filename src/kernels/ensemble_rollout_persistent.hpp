@@ -7,8 +7,11 @@
 // step (plan_persistent_rollout says how many). The T teams of a path meet once per step (twice
 // with reset Before) at a barrier built from a global atomic counter, exchanging the new h and
 // partial head sums through global memory (L2). Every team then redoes the cheap per-path tail
-// (prior sample, loss head, feature update) in the same fixed order, so all teams of a path hold
-// bit-identical x and loss state without a second exchange.
+// (prior_sample, LossHeadStep) in the same fixed order, so all teams of a path hold bit-identical x
+// and loss state without a second exchange. The GRU is GruCell over the team's units with the
+// weights read through GruSliceRows; with reset Before the cell's two passes straddle the path
+// barrier, so that convention keeps its own split of the same pieces (gru_gate_sums,
+// gru_update_before).
 //
 // The counter barrier deadlocks unless every team of the launch is resident at once; see
 // plan_persistent_rollout for the rule that guarantees it.
@@ -19,42 +22,47 @@
 #include "core/launcher.hpp"
 #include "core/error.hpp"
 #include "core/math.hpp"
-#include "core/rng.hpp"
 #include "core/types.hpp"
 #include "kernels/ensemble_rollout.hpp"
 #include "kernels/ensemble_rollout_persistent_plan.hpp"
+#include "kernels/gru_cell.hpp"
 #include "kernels/gru_step.hpp"
 #include "kernels/gru_weights.hpp"
 #include "kernels/loss_state.hpp"
+#include "kernels/rollout_draws.hpp"
+#include "kernels/rollout_features.hpp"
+#include "kernels/rollout_loss_head.hpp"
+#include "kernels/rollout_prior.hpp"
+#include "kernels/rollout_step.hpp"
 #include "kernels/rssm_params.hpp"
 
 namespace hpt {
 
 namespace detail {
 
-// One GRU weight row: its input part (I values) and its recurrent part (H values).
-template <class Real>
-struct WeightRow {
-  const Real* x;
-  const Real* h;
-};
-
-// Row g*U + u of a team's slice (gate g of its unit u, global unit u0 + u, member m): the first
-// `resident` rows are in the team's scratch `held`, rows [W_g | U_g] of I + H values each; the
-// others are read in place from the weights in global memory.
+// Member m's weight rows for a team's slice of U units from u0 (a GruCell row source): row g*U + u
+// of the slice (gate g of unit u0 + u) is in the team's scratch `held`, as [W_g | U_g] (I + H
+// values), while g*U + u < resident; the other rows are read in place from global memory.
 template <class Real, class Mem>
-KOKKOS_INLINE_FUNCTION WeightRow<Real> persistent_weight_row(const Real* held, const int resident,
-                                                             const GruWeights<Real, Mem>& gru,
-                                                             const int m, const int g, const int u,
-                                                             const int u0, const int U) {
-  const int local = g * U + u;
-  if (local < resident) {
-    const Real* row = held + std::size_t(local) * (gru.input() + gru.hidden());
-    return {row, row + gru.input()};
+struct GruSliceRows {
+  using value_type = Real;
+  GruGlobalRows<Real, Mem> global;
+  const Real* held;
+  int resident, u0, U;
+  KOKKOS_INLINE_FUNCTION int hidden() const { return global.hidden(); }
+  KOKKOS_INLINE_FUNCTION int input() const { return global.input(); }
+  KOKKOS_INLINE_FUNCTION WeightRow<Real> row(const int g, const int j) const {
+    const int local = g * U + (j - u0);
+    if (local < resident) {
+      const Real* row = held + std::size_t(local) * (input() + hidden());
+      return {row, row + input()};
+    }
+    const int r = g * hidden() + j;
+    return {&global.w.w_ih(global.m, r, 0), &global.w.w_hh(global.m, r, 0)};
   }
-  const int global = g * gru.hidden() + u0 + u;
-  return {&gru.w_ih(m, global, 0), &gru.w_hh(m, global, 0)};
-}
+  KOKKOS_INLINE_FUNCTION Real b_ih(const int g, const int j) const { return global.b_ih(g, j); }
+  KOKKOS_INLINE_FUNCTION Real b_hh(const int g, const int j) const { return global.b_hh(g, j); }
+};
 
 // Reads a value another team wrote: volatile, so it bypasses the (non-coherent) L1 cache.
 template <class T>
@@ -151,6 +159,8 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
     StateScratch state(team.team_scratch(0), 1);
     unsigned int* const counter = &counters(path);
     unsigned int passed = 0;
+    const auto features = detail::rollout_features(mode, in.norm_mean, in.norm_inv_std, clamp);
+    const detail::GruSliceRows<Real, Mem> rows{{p.gru, m}, w.data(), R, u0, U};
 
     // My resident weight rows, once: row g*U + u < R holds
     // [w_ih(m, gH + u0 + u, :) | w_hh(m, gH + u0 + u, :)].
@@ -164,69 +174,42 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, H),
                            [&](const int c) { dst[I + c] = p.gru.w_hh(m, row, c); });
     });
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, H), [&](const int j) { hs(j) = h0(m, j); });
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, I), [&](const int k) { x(k) = in.x0(k); });
-    Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      state(0) = in.loss_states(in.run);
-      if (t == 0) out.loss_paths(n, m, 0) = math::exp(state(0).log_loss);
-    });
-    team.team_barrier();
+    detail::RolloutPathStart::invoke(team, Kokkos::subview(h0, m, Kokkos::ALL()), in.x0,
+                                     in.loss_states(in.run), hs, x, state(0),
+                                     [&](const LossState<Real>& st) {
+                                       if (t == 0) out.loss_paths(n, m, 0) = math::exp(st.log_loss);
+                                     });
 
     for (int k = 1; k <= Y; ++k) {
       const int buf = k % 2;
       // The step's normal draws, by the last vector group (idle in the GRU phase when the team has
       // more groups than units), so the serial tail below does not wait on them.
       if (team.team_rank() == team.team_size() - 1) {
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, S + 1), [&](const int i) {
-          eps(i) = Real(rng::normal(rng::key(seed, n, m, k, i)));
-        });
+        const detail::RolloutDraws draws{seed, n, m, k};
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, S + 1),
+                             [&](const int i) { eps(i) = Real(draws(i)); });
       }
-      // r, z and W_n x of my units; with reset After also U_n h and the new h, with Before r * h
-      // is published and U_n (r * h) follows after the path barrier.
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, units), [&](const int u) {
-        const int j = u0 + u;
-        const auto wr = detail::persistent_weight_row(w.data(), R, p.gru, m, 0, u, u0, U);
-        const auto wz = detail::persistent_weight_row(w.data(), R, p.gru, m, 1, u, u0, U);
-        const auto wn = detail::persistent_weight_row(w.data(), R, p.gru, m, 2, u, u0, U);
-        detail::Sum3<Real> wx, uh;
-        Kokkos::parallel_reduce(
-            Kokkos::ThreadVectorRange(team, I),
-            [&](const int c, detail::Sum3<Real>& a) {
-              const Real xc = x(c);
-              a.a += wr.x[c] * xc;
-              a.b += wz.x[c] * xc;
-              a.c += wn.x[c] * xc;
-            },
-            wx);
-        Kokkos::parallel_reduce(
-            Kokkos::ThreadVectorRange(team, H),
-            [&](const int c, detail::Sum3<Real>& a) {
-              const Real hc = hs(c);
-              a.a += wr.h[c] * hc;
-              a.b += wz.h[c] * hc;
-              if (!before) a.c += wn.h[c] * hc;
-            },
-            uh);
-        const Real r = math::sigmoid(wx.a + p.gru.b_ih(m, j) + uh.a + p.gru.b_hh(m, j));
-        const Real z = math::sigmoid(wx.b + p.gru.b_ih(m, H + j) + uh.b + p.gru.b_hh(m, H + j));
-        if (!before) {
-          const Real nn =
-              math::tanh(wx.c + p.gru.b_ih(m, 2 * H + j) + r * (uh.c + p.gru.b_hh(m, 2 * H + j)));
-          Kokkos::single(Kokkos::PerThread(team), [&]() {
-            const Real v = (Real(1) - z) * nn + z * hs(j);  // PyTorch: h' = (1 - z) n + z h
-            h_new(u) = v;
-            h_x(buf, path, j) = v;
-          });
-        } else {
+      if (!before) {  // my units' new h, published for the other teams of the path
+        detail::GruCell::invoke(team, rows, GruReset::After, x, hs, hs, u0, u0 + units,
+                                [&](const int j, const Real v) {
+                                  h_new(j - u0) = v;
+                                  h_x(buf, path, j) = v;
+                                });
+      } else {
+        // r, z and W_n x of my units; r * h is published and U_n (r * h) follows after the path
+        // barrier (z is kept across it, so the cell's passes differ from GruCell's).
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, units), [&](const int u) {
+          const int j = u0 + u;
+          const auto g = detail::gru_gate_sums<false>(team, rows, j, x, hs);
+          const Real r = math::sigmoid(g.wx.a + rows.b_ih(0, j) + g.uh.a + rows.b_hh(0, j));
+          const Real z = math::sigmoid(g.wx.b + rows.b_ih(1, j) + g.uh.b + rows.b_hh(1, j));
           Kokkos::single(Kokkos::PerThread(team), [&]() {
             h_own(u) = hs(j);
             z_own(u) = z;
-            wn_own(u) = wx.c + p.gru.b_ih(m, 2 * H + j) + p.gru.b_hh(m, 2 * H + j);
+            wn_own(u) = g.wx.c + rows.b_ih(2, j) + rows.b_hh(2, j);
             rh_x(buf, path, j) = r * hs(j);
           });
-        }
-      });
-      if (before) {
+        });
         detail::path_barrier(team, counter, unsigned(T) * ++passed);
         Kokkos::parallel_for(Kokkos::TeamVectorRange(team, H), [&](const int j) {
           hs(j) = detail::load_shared_global(&rh_x(buf, path, j));
@@ -234,15 +217,13 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
         team.team_barrier();
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, units), [&](const int u) {
           const int j = u0 + u;
-          const auto wn = detail::persistent_weight_row(w.data(), R, p.gru, m, 2, u, u0, U);
+          const auto wn = rows.row(2, j);
           Real un = 0;
           Kokkos::parallel_reduce(
               Kokkos::ThreadVectorRange(team, H),
-              [&](const int c, Real& a) { a += wn.h[c] * hs(c); }, un);
-          const Real z = z_own(u);
-          const Real nn = math::tanh(wn_own(u) + un);
+              [&](const int c, Real& a) { a += wn.h(c) * hs(c); }, un);
+          const Real v = detail::gru_update_before(z_own(u), wn_own(u) + un, h_own(u));
           Kokkos::single(Kokkos::PerThread(team), [&]() {
-            const Real v = (Real(1) - z) * h_own(u) + z * nn;  // prototype's update
             h_new(u) = v;
             h_x(buf, path, j) = v;
           });
@@ -293,24 +274,14 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
 
       // Loss head, hidden norm and the path update: identical in every team of the path.
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 1), [&](const int) {
-        detail::Sum3<Real> as;  // C_0 s, C_1 s
-        Kokkos::parallel_reduce(
-            Kokkos::ThreadVectorRange(team, S),
-            [&](const int i, detail::Sum3<Real>& a) {
-              a.a += p.loss_head_w(m, 0, H + i) * heads(i);
-              a.b += p.loss_head_w(m, 1, H + i) * heads(i);
-            },
-            as);
-        Kokkos::single(Kokkos::PerThread(team), [&]() {
-          const Real delta =
-              detail::loss_delta(p, m, heads(2 * S) + as.a, heads(2 * S + 1) + as.b, eps(S));
-          detail::advance_loss_features(state(0), delta, mode, x, in.norm_mean, in.norm_inv_std,
-                                        clamp);
-          if (t == 0) {
-            out.loss_paths(n, m, k) = math::exp(state(0).log_loss);
-            out.hidden_norms(n, m, k - 1) = math::sqrt(heads(2 * S + 2));
-          }
-        });
+        detail::LossHeadStep::invoke(team, p, m, heads(2 * S), heads(2 * S + 1), heads, eps(S),
+                                     state(0), features, x, [&](const LossState<Real>& st) {
+                                       if (t == 0) {
+                                         out.loss_paths(n, m, k) = math::exp(st.log_loss);
+                                         out.hidden_norms(n, m, k - 1) =
+                                             math::sqrt(heads(2 * S + 2));
+                                       }
+                                     });
       });
       team.team_barrier();
     }

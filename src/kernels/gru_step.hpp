@@ -1,8 +1,8 @@
 #pragma once
-// One GRU step (docs/method.md#gru-cell) for B rows x E members in one fused kernel, and the
-// team-level GRU cell that the ensemble rollout reuses. Every output unit is computed by one team
-// thread (its vector lanes split the dot products over consecutive weights, so reads are coalesced
-// on a GPU); no result depends on the team size.
+// One GRU step (docs/method.md#gru-cell) for B rows x E members in one fused kernel (the team-level
+// GruCell of gru_cell.hpp), and the team launch helpers the rollout kernels share. Every output
+// unit is computed by one team thread (its vector lanes split the dot products over consecutive
+// weights, so reads are coalesced on a GPU); no result depends on the team size.
 #include <Kokkos_Core.hpp>
 #include <cstddef>
 #include <type_traits>
@@ -11,23 +11,11 @@
 #include "core/error.hpp"
 #include "core/math.hpp"
 #include "core/types.hpp"
+#include "kernels/gru_cell.hpp"
 #include "kernels/gru_weights.hpp"
 
 namespace hpt {
 namespace detail {
-
-// Three sums reduced together, so one pass over a block of weight rows feeds three gates.
-template <class Real>
-struct Sum3 {
-  Real a, b, c;
-  KOKKOS_INLINE_FUNCTION Sum3() : a(0), b(0), c(0) {}
-  KOKKOS_INLINE_FUNCTION Sum3& operator+=(const Sum3& o) {
-    a += o.a;
-    b += o.b;
-    c += o.c;
-    return *this;
-  }
-};
 
 // Vector lanes per team thread: one warp per output unit on CUDA, one lane on the host backends.
 template <class Space>
@@ -68,103 +56,7 @@ Kokkos::TeamPolicy<Space> make_team_policy(const Space& space, int league, int l
   return policy;
 }
 
-// h_out(j) = GRU_m(h, x)(j) for one member m and the units j in [unit_begin, unit_end), computed
-// by the whole team (the two conventions of GruReset: After is PyTorch's nn.GRUCell exactly,
-// h' = (1 - z) n + z h; Before is the prototype's, h' = (1 - z) h + z n). x (I), h (H) and rh (H,
-// work space) are team-visible (scratch); h_out (H) must not alias h. `reset = Before` needs the
-// whole r, so it requires the full range [0, H). The caller puts a team barrier between writing x/h
-// and calling this, and another before reading h_out.
-template <class TeamMember, class Real, class Mem, class VecX, class VecH, class VecWork,
-          class VecOut>
-KOKKOS_INLINE_FUNCTION void gru_cell_team(const TeamMember& team, const GruWeights<Real, Mem>& w,
-                                          const int m, const GruReset reset, const VecX& x,
-                                          const VecH& h, const VecWork& rh, const VecOut& h_out,
-                                          const int unit_begin, const int unit_end) {
-  const int H = w.hidden();
-  const int I = w.input();
-  if (reset == GruReset::After) {
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, unit_begin, unit_end), [&](const int j) {
-      Sum3<Real> wx;  // W_r x, W_z x, W_n x
-      Kokkos::parallel_reduce(
-          Kokkos::ThreadVectorRange(team, I),
-          [&](const int k, Sum3<Real>& acc) {
-            const Real xk = x(k);
-            acc.a += w.w_ih(m, j, k) * xk;
-            acc.b += w.w_ih(m, H + j, k) * xk;
-            acc.c += w.w_ih(m, 2 * H + j, k) * xk;
-          },
-          wx);
-      Sum3<Real> uh;  // U_r h, U_z h, U_n h: one pass over U
-      Kokkos::parallel_reduce(
-          Kokkos::ThreadVectorRange(team, H),
-          [&](const int k, Sum3<Real>& acc) {
-            const Real hk = h(k);
-            acc.a += w.w_hh(m, j, k) * hk;
-            acc.b += w.w_hh(m, H + j, k) * hk;
-            acc.c += w.w_hh(m, 2 * H + j, k) * hk;
-          },
-          uh);
-      const Real r = math::sigmoid(wx.a + w.b_ih(m, j) + uh.a + w.b_hh(m, j));
-      const Real z = math::sigmoid(wx.b + w.b_ih(m, H + j) + uh.b + w.b_hh(m, H + j));
-      const Real n = math::tanh(wx.c + w.b_ih(m, 2 * H + j) + r * (uh.c + w.b_hh(m, 2 * H + j)));
-      // PyTorch's update: z keeps the old state, h' = (1 - z) n + z h.
-      Kokkos::single(Kokkos::PerThread(team), [&]() { h_out(j) = (Real(1) - z) * n + z * h(j); });
-    });
-    return;
-  }
-  // Reset before: U_n (r * h) needs the whole r first.
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int j) {
-    Real wx = 0;
-    Kokkos::parallel_reduce(
-        Kokkos::ThreadVectorRange(team, I),
-        [&](const int k, Real& acc) { acc += w.w_ih(m, j, k) * x(k); }, wx);
-    Real uh = 0;
-    Kokkos::parallel_reduce(
-        Kokkos::ThreadVectorRange(team, H),
-        [&](const int k, Real& acc) { acc += w.w_hh(m, j, k) * h(k); }, uh);
-    const Real r = math::sigmoid(wx + w.b_ih(m, j) + uh + w.b_hh(m, j));
-    Kokkos::single(Kokkos::PerThread(team), [&]() { rh(j) = r * h(j); });
-  });
-  team.team_barrier();
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int j) {
-    Sum3<Real> wx;  // W_z x, W_n x
-    Kokkos::parallel_reduce(
-        Kokkos::ThreadVectorRange(team, I),
-        [&](const int k, Sum3<Real>& acc) {
-          const Real xk = x(k);
-          acc.b += w.w_ih(m, H + j, k) * xk;
-          acc.c += w.w_ih(m, 2 * H + j, k) * xk;
-        },
-        wx);
-    Sum3<Real> uh;  // U_z h, U_n (r * h)
-    Kokkos::parallel_reduce(
-        Kokkos::ThreadVectorRange(team, H),
-        [&](const int k, Sum3<Real>& acc) {
-          acc.b += w.w_hh(m, H + j, k) * h(k);
-          acc.c += w.w_hh(m, 2 * H + j, k) * rh(k);
-        },
-        uh);
-    const Real z = math::sigmoid(wx.b + w.b_ih(m, H + j) + uh.b + w.b_hh(m, H + j));
-    const Real n = math::tanh(wx.c + uh.c + w.b_ih(m, 2 * H + j) + w.b_hh(m, 2 * H + j));
-    // The prototype's update: z takes the candidate, h' = (1 - z) h + z n.
-    Kokkos::single(Kokkos::PerThread(team), [&]() { h_out(j) = (Real(1) - z) * h(j) + z * n; });
-  });
-}
-
 }  // namespace detail
-}  // namespace hpt
-
-// Sum3 is reduced with Kokkos::Sum inside ThreadVectorRange: its identity is all zeros.
-namespace Kokkos {
-template <class Real>
-struct reduction_identity<hpt::detail::Sum3<Real>> {
-  KOKKOS_FORCEINLINE_FUNCTION static hpt::detail::Sum3<Real> sum() {
-    return hpt::detail::Sum3<Real>();
-  }
-};
-}  // namespace Kokkos
-
-namespace hpt {
 
 // FLOPs of one GRU member-step (docs/bench.md#flop-counts): three gates, input and recurrent
 // products.
@@ -197,13 +89,14 @@ HPT_LAUNCHER void gru_step(const Space& space,
   HPT_REQUIRE(h_out.data() != h.data(), "gru_step: h_out must not be the same View as h");
   if (B == 0 || E == 0) return;
 
+  using Mem = typename Space::memory_space;
   using Member = typename Kokkos::TeamPolicy<Space>::member_type;
   using Scratch = detail::ScratchView1<Space, Real>;
   const std::size_t bytes = Scratch::shmem_size(I) + 2 * Scratch::shmem_size(H);
   const int level = detail::scratch_level_for<Space>(bytes);
   const int units = reset == GruReset::After ? kGruUnitsPerTeam : H;
   const int blocks = (H + units - 1) / units;
-  const GruWeights<Real, typename Space::memory_space> w = weights;
+  const GruWeights<Real, Mem> w = weights;
 
   const auto body = KOKKOS_LAMBDA(const Member& team) {
     const int block = team.league_rank() % blocks;
@@ -219,7 +112,8 @@ HPT_LAUNCHER void gru_step(const Space& space,
     team.team_barrier();
     const auto out = Kokkos::subview(h_out, b, m, Kokkos::ALL());
     const int end = (block + 1) * units < H ? (block + 1) * units : H;
-    detail::gru_cell_team(team, w, m, reset, xs, hs, rh, out, block * units, end);
+    detail::GruCell::invoke(team, detail::GruGlobalRows<Real, Mem>{w, m}, reset, xs, hs, rh,
+                            block * units, end, [&](const int j, const Real v) { out(j) = v; });
   };
   const auto policy = detail::make_team_policy(space, B * E * blocks, level, bytes, body, 0);
   Kokkos::parallel_for("hpt::gru_step", policy, body);

@@ -160,7 +160,9 @@ HPT_LAUNCHER void prototype_rssm_rollout(
     team.team_barrier();
     Scratch h = ha, h_next = hb;
     for (int t = 0; t < steps; ++t) {
-      detail::gru_cell_team(team, w, m, GruReset::Before, x, h, rh, h_next, 0, H);
+      detail::GruCell::invoke(team, detail::GruGlobalRows<Real, typename Space::memory_space>{w, m},
+                              GruReset::Before, x, h, rh, 0, H,
+                              [&](const int j, const Real v) { h_next(j) = v; });
       team.team_barrier();
       prototype_rssm::stochastic_part(team, h_next, p, H, S);
       const Real loss =

@@ -1,0 +1,202 @@
+#pragma once
+// The GRU cell (docs/method.md#gru-cell) as team-level routines that the GRU step and the rollout
+// kernels compose: the gate nonlinearity and h update of both conventions, the gate sums of one
+// unit, and the cell over a range of units. The weights come through a row source, so the same
+// routine reads them from global memory (GruGlobalRows) or from a team's scratch
+// (ensemble_rollout_persistent.hpp); the kernels differ only in how units map to teams and where
+// the rows live.
+#include <Kokkos_Core.hpp>
+
+#include "core/math.hpp"
+#include "kernels/gru_weights.hpp"
+
+namespace hpt {
+namespace detail {
+
+// Three sums reduced together, so one pass over a block of weight rows feeds three gates.
+template <class Real>
+struct Sum3 {
+  Real a, b, c;
+  KOKKOS_INLINE_FUNCTION Sum3() : a(0), b(0), c(0) {}
+  KOKKOS_INLINE_FUNCTION Sum3& operator+=(const Sum3& o) {
+    a += o.a;
+    b += o.b;
+    c += o.c;
+    return *this;
+  }
+};
+
+// h' of one unit with PyTorch's convention (GruReset::After) from the gate pre-activations:
+// r = sigmoid(pre_r), z = sigmoid(pre_z), n = tanh(xn + r * hn) with xn = W_n x + b_in and
+// hn = U_n h + b_hn; z keeps the old state, h' = (1 - z) n + z h.
+template <class Real>
+KOKKOS_INLINE_FUNCTION Real gru_update_after(const Real pre_r, const Real pre_z, const Real xn,
+                                             const Real hn, const Real h) {
+  const Real r = math::sigmoid(pre_r);
+  const Real z = math::sigmoid(pre_z);
+  const Real n = math::tanh(xn + r * hn);
+  return (Real(1) - z) * n + z * h;
+}
+
+// h' of one unit with the prototype's convention (GruReset::Before) from z and the candidate's
+// pre-activation pre_n = W_n x + U_n (r * h) + b_in + b_hn: z takes the candidate,
+// h' = (1 - z) h + z n.
+template <class Real>
+KOKKOS_INLINE_FUNCTION Real gru_update_before(const Real z, const Real pre_n, const Real h) {
+  const Real n = math::tanh(pre_n);
+  return (Real(1) - z) * h + z * n;
+}
+
+// One GRU weight row held as pointers (a team's scratch copy, or the weights in place): its input
+// part x (I values) and its recurrent part h (H values).
+template <class Real>
+struct WeightRow {
+  const Real* xp;
+  const Real* hp;
+  KOKKOS_INLINE_FUNCTION Real x(const int k) const { return xp[k]; }
+  KOKKOS_INLINE_FUNCTION Real h(const int k) const { return hp[k]; }
+};
+
+// Member m's weights read in place from global memory. A row source gives gate g's weight row of
+// unit j (row(g, j), whose x(k) and h(k) are its input and recurrent weights) and its biases
+// (b_ih(g, j), b_hh(g, j)).
+template <class Real, class Mem>
+struct GruGlobalRows {
+  using value_type = Real;
+  GruWeights<Real, Mem> w;
+  int m;
+  // Row r, read through the Views rather than as raw pointers: GCC fuses the multiply-adds of the
+  // two forms differently in double, and this form keeps the team kernels' results unchanged.
+  struct Row {
+    const GruGlobalRows& src;
+    int r;
+    KOKKOS_INLINE_FUNCTION Real x(const int k) const { return src.w.w_ih(src.m, r, k); }
+    KOKKOS_INLINE_FUNCTION Real h(const int k) const { return src.w.w_hh(src.m, r, k); }
+  };
+  KOKKOS_INLINE_FUNCTION int hidden() const { return w.hidden(); }
+  KOKKOS_INLINE_FUNCTION int input() const { return w.input(); }
+  KOKKOS_INLINE_FUNCTION Row row(const int g, const int j) const {
+    return {*this, g * w.hidden() + j};
+  }
+  KOKKOS_INLINE_FUNCTION Real b_ih(const int g, const int j) const {
+    return w.b_ih(m, g * w.hidden() + j);
+  }
+  KOKKOS_INLINE_FUNCTION Real b_hh(const int g, const int j) const {
+    return w.b_hh(m, g * w.hidden() + j);
+  }
+};
+
+template <class Real>
+struct GruGateSums {
+  Sum3<Real> wx;  // W_r x, W_z x, W_n x
+  Sum3<Real> uh;  // U_r h, U_z h, U_n h (U_n h only with WithUn)
+};
+
+// The gate sums of unit j by one team thread, its vector lanes splitting the dot products over
+// consecutive weights (coalesced reads on a GPU): one pass over W and one over U feed all three
+// gates. Without WithUn, U_n h is left 0 (reset Before applies U_n to r * h instead).
+template <bool WithUn, class Member, class Rows, class VecX, class VecH>
+KOKKOS_INLINE_FUNCTION GruGateSums<typename Rows::value_type> gru_gate_sums(
+    const Member& team, const Rows& w, const int j, const VecX& x, const VecH& h) {
+  using Real = typename Rows::value_type;
+  const auto wr = w.row(0, j), wz = w.row(1, j), wn = w.row(2, j);
+  GruGateSums<Real> s;
+  Kokkos::parallel_reduce(
+      Kokkos::ThreadVectorRange(team, w.input()),
+      [&](const int k, Sum3<Real>& acc) {
+        const Real xk = x(k);
+        acc.a += wr.x(k) * xk;
+        acc.b += wz.x(k) * xk;
+        acc.c += wn.x(k) * xk;
+      },
+      s.wx);
+  Kokkos::parallel_reduce(
+      Kokkos::ThreadVectorRange(team, w.hidden()),
+      [&](const int k, Sum3<Real>& acc) {
+        const Real hk = h(k);
+        acc.a += wr.h(k) * hk;
+        acc.b += wz.h(k) * hk;
+        if constexpr (WithUn) acc.c += wn.h(k) * hk;
+      },
+      s.uh);
+  return s;
+}
+
+// GRU_m(h, x)(j) for the units j in [unit_begin, unit_end), by the whole team, one unit per team
+// thread (no result depends on the team size); put(j, h'_j) stores each result once. x (I), h (H)
+// and rh (H, work space) are team-visible (scratch). `reset = Before` needs the whole r, so it
+// requires the full range [0, H) and puts a team barrier between its two passes. The caller puts a
+// team barrier between writing x/h and calling this, and another before reading what put stored;
+// put must not overwrite h.
+struct GruCell {
+  template <class Member, class Rows, class VecX, class VecH, class VecWork, class Put>
+  static KOKKOS_INLINE_FUNCTION void invoke(const Member& team, const Rows& w, const GruReset reset,
+                                            const VecX& x, const VecH& h, const VecWork& rh,
+                                            const int unit_begin, const int unit_end,
+                                            const Put& put) {
+    using Real = typename Rows::value_type;
+    const int H = w.hidden();
+    const int I = w.input();
+    if (reset == GruReset::After) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, unit_begin, unit_end), [&](const int j) {
+        const GruGateSums<Real> s = gru_gate_sums<true>(team, w, j, x, h);
+        const Real v = gru_update_after(s.wx.a + w.b_ih(0, j) + s.uh.a + w.b_hh(0, j),
+                                        s.wx.b + w.b_ih(1, j) + s.uh.b + w.b_hh(1, j),
+                                        s.wx.c + w.b_ih(2, j), s.uh.c + w.b_hh(2, j), h(j));
+        Kokkos::single(Kokkos::PerThread(team), [&]() { put(j, v); });
+      });
+      return;
+    }
+    // Reset before: U_n (r * h) needs the whole r first.
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int j) {
+      const auto wr = w.row(0, j);
+      Real wx = 0;
+      Kokkos::parallel_reduce(
+          Kokkos::ThreadVectorRange(team, I),
+          [&](const int k, Real& acc) { acc += wr.x(k) * x(k); }, wx);
+      Real uh = 0;
+      Kokkos::parallel_reduce(
+          Kokkos::ThreadVectorRange(team, H),
+          [&](const int k, Real& acc) { acc += wr.h(k) * h(k); }, uh);
+      const Real r = math::sigmoid(wx + w.b_ih(0, j) + uh + w.b_hh(0, j));
+      Kokkos::single(Kokkos::PerThread(team), [&]() { rh(j) = r * h(j); });
+    });
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int j) {
+      const auto wz = w.row(1, j), wn = w.row(2, j);
+      Sum3<Real> wx;  // W_z x, W_n x
+      Kokkos::parallel_reduce(
+          Kokkos::ThreadVectorRange(team, I),
+          [&](const int k, Sum3<Real>& acc) {
+            const Real xk = x(k);
+            acc.b += wz.x(k) * xk;
+            acc.c += wn.x(k) * xk;
+          },
+          wx);
+      Sum3<Real> uh;  // U_z h, U_n (r * h)
+      Kokkos::parallel_reduce(
+          Kokkos::ThreadVectorRange(team, H),
+          [&](const int k, Sum3<Real>& acc) {
+            acc.b += wz.h(k) * h(k);
+            acc.c += wn.h(k) * rh(k);
+          },
+          uh);
+      const Real z = math::sigmoid(wx.b + w.b_ih(1, j) + uh.b + w.b_hh(1, j));
+      const Real v = gru_update_before(z, wx.c + uh.c + w.b_ih(2, j) + w.b_hh(2, j), h(j));
+      Kokkos::single(Kokkos::PerThread(team), [&]() { put(j, v); });
+    });
+  }
+};
+
+}  // namespace detail
+}  // namespace hpt
+
+// Sum3 is reduced with Kokkos::Sum inside ThreadVectorRange: its identity is all zeros.
+namespace Kokkos {
+template <class Real>
+struct reduction_identity<hpt::detail::Sum3<Real>> {
+  KOKKOS_FORCEINLINE_FUNCTION static hpt::detail::Sum3<Real> sum() {
+    return hpt::detail::Sum3<Real>();
+  }
+};
+}  // namespace Kokkos
