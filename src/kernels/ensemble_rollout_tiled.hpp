@@ -7,8 +7,9 @@
 // GPU. The weights are re-laid out once per call with consecutive units adjacent (coalesced reads
 // on a GPU).
 //
-// The tile's matrix products are this kernel's own (its mapping); the rest of the step is the
-// shared routines: the GRU update of gru_cell.hpp, prior_sample, and LossHeadStep for each row.
+// The step's helpers are the shared ones (prior_sample, loss_delta, advance_loss_features); the GRU
+// update and the draws are written out in the tile loops: this kernel is register-bound, and as
+// calls of gru_cell.hpp and rollout_draws.hpp they cost it 5 % on an H100 (batch and sweep sizes).
 // Same contract, random draws and outputs as ensemble_rollout, up to rounding (sums run in another
 // order). Each value is computed by one thread in a fixed order, so results do not depend on the
 // team size or the thread count.
@@ -19,13 +20,12 @@
 #include "core/error.hpp"
 #include "core/launcher.hpp"
 #include "core/math.hpp"
+#include "core/rng.hpp"
 #include "core/simd.hpp"
 #include "core/types.hpp"
 #include "kernels/ensemble_rollout.hpp"
-#include "kernels/gru_cell.hpp"
 #include "kernels/gru_step.hpp"
 #include "kernels/loss_state.hpp"
-#include "kernels/rollout_draws.hpp"
 #include "kernels/rollout_features.hpp"
 #include "kernels/rollout_loss_head.hpp"
 #include "kernels/rollout_prior.hpp"
@@ -59,8 +59,8 @@ constexpr int rollout_tile_rows() {
 
 namespace detail {
 
-// Row t of a tile stored unit-major (value i of row t at p[i * stride + t]), as the s and x that
-// LossHeadStep reads and writes.
+// Row t of a tile stored unit-major (value i of row t at p[i * stride + t]), as the x that
+// advance_loss_features writes.
 template <class Real>
 struct TileRow {
   Real* p;
@@ -186,7 +186,6 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
     Real* const zb = rh + H * R;
     Real* const nb = zb + H * R;
     Real* const hcur = xh + I * R;
-    const auto features = detail::rollout_features(mode, in.norm_mean, in.norm_inv_std, clamp);
 
     Kokkos::parallel_for(Kokkos::TeamVectorRange(team, W * R), [&](const int i) {
       const int c = i / R;
@@ -239,14 +238,16 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
           const Real bz = p.gru.b_ih(m, H + j) + p.gru.b_hh(m, H + j);
           const Real bin = p.gru.b_ih(m, 2 * H + j), bhn = p.gru.b_hh(m, 2 * H + j);
           for (int t = 0; t < R; ++t) {
+            const Real r = math::sigmoid(ar[t][v] + br);
+            const Real z = math::sigmoid(az[t][v] + bz);
             const Real hj = hcur[j * R + t];
             if (before) {
-              rh[j * R + t] = math::sigmoid(ar[t][v] + br) * hj;
-              zb[j * R + t] = math::sigmoid(az[t][v] + bz);
+              rh[j * R + t] = r * hj;
+              zb[j * R + t] = z;
               nb[j * R + t] = anx[t][v] + bin + bhn;
             } else {
-              hn[j * R + t] = detail::gru_update_after(ar[t][v] + br, az[t][v] + bz,
-                                                       anx[t][v] + bin, anh[t][v] + bhn, hj);
+              const Real n = math::tanh(anx[t][v] + bin + r * (anh[t][v] + bhn));
+              hn[j * R + t] = (Real(1) - z) * n + z * hj;  // PyTorch: h' = (1 - z) n + z h
             }
           }
         }
@@ -267,9 +268,11 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
           }
           for (int v = 0; v < VB && j0 + v < H; ++v) {
             const int j = j0 + v;
-            for (int t = 0; t < R; ++t)
-              hn[j * R + t] = detail::gru_update_before(zb[j * R + t], nb[j * R + t] + acc[t][v],
-                                                        hcur[j * R + t]);
+            for (int t = 0; t < R; ++t) {
+              const Real z = zb[j * R + t];
+              const Real n = math::tanh(nb[j * R + t] + acc[t][v]);
+              hn[j * R + t] = (Real(1) - z) * hcur[j * R + t] + z * n;  // prototype's update
+            }
           }
         });
         team.team_barrier();
@@ -308,21 +311,26 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
       // s = mu_s + sigma_s * eps for every (unit, row) of the tile's real rows.
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, S * rows), [&](const int i2) {
         const int i = i2 / rows, t = i2 % rows;
-        const Real eps = Real(detail::RolloutDraws{seed, n0 + t, m, k}(i));
+        const Real eps = Real(rng::normal(rng::key(seed, n0 + t, m, k, i)));
         s[i * R + t] = detail::prior_sample(p, m, i, heads[i * R + t], heads[(S + i) * R + t], eps);
       });
       team.team_barrier();
 
       // Loss head, hidden norm and the path update: one thread per row.
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](const int t) {
-        const Real eps = Real(detail::RolloutDraws{seed, n0 + t, m, k}(S));
-        detail::LossHeadStep::invoke(
-            team, p, m, heads[(2 * S) * R + t], heads[(2 * S + 1) * R + t],
-            detail::TileRow<Real>{s + t, R}, eps, state(t), features,
-            detail::TileRow<Real>{xh + t, R}, [&](const LossState<Real>& st) {
-              out.loss_paths(n0 + t, m, k) = math::exp(st.log_loss);
-              out.hidden_norms(n0 + t, m, k - 1) = math::sqrt(heads[(Q - 1) * R + t]);
-            });
+        Real cs0 = 0, cs1 = 0;
+        for (int i = 0; i < S; ++i) {
+          cs0 += p.loss_head_w(m, 0, H + i) * s[i * R + t];
+          cs1 += p.loss_head_w(m, 1, H + i) * s[i * R + t];
+        }
+        const Real eps = Real(rng::normal(rng::key(seed, n0 + t, m, k, S)));
+        const Real delta = detail::loss_delta(p, m, heads[(2 * S) * R + t] + cs0,
+                                              heads[(2 * S + 1) * R + t] + cs1, eps);
+        const detail::TileRow<Real> x{xh + t, R};
+        detail::advance_loss_features(state(t), delta, mode, x, in.norm_mean, in.norm_inv_std,
+                                      clamp);
+        out.loss_paths(n0 + t, m, k) = math::exp(state(t).log_loss);
+        out.hidden_norms(n0 + t, m, k - 1) = math::sqrt(heads[(Q - 1) * R + t]);
       });
       team.team_barrier();
     }
