@@ -131,32 +131,42 @@ DmdFit fit_dmd(const std::vector<double>& gram, int m, int max_rank, double max_
   return fit;
 }
 
+namespace {
+
+// z <- A z (r x r, row-major).
+std::vector<double> apply(const std::vector<double>& op, const std::vector<double>& z) {
+  const std::size_t r = z.size();
+  std::vector<double> out(r, 0.0);
+  for (std::size_t a = 0; a < r; ++a)
+    for (std::size_t b = 0; b < r; ++b) out[a] += op[a * r + b] * z[b];
+  return out;
+}
+
+// w += f * basis z: a displacement in the reduced coordinates z, as coefficients over Y1's columns.
+void add_displacement(std::vector<double>& w, double f, const std::vector<double>& basis,
+                      const std::vector<double>& z) {
+  const std::size_t r = z.size();
+  for (std::size_t i = 0; i < w.size(); ++i)
+    for (std::size_t a = 0; a < r; ++a) w[i] += f * basis[i * r + a] * z[a];
+}
+
+}  // namespace
+
 std::vector<double> DmdFit::displacement(int j) const {
-  const int r = rank, p = rank > 0 ? int(basis.size()) / rank : 0;
-  std::vector<double> z = start;
-  for (int s = 0; s < j; ++s) {
-    std::vector<double> next(std::size_t(r), 0.0);
-    for (int a = 0; a < r; ++a)
-      for (int b = 0; b < r; ++b)
-        next[std::size_t(a)] += op[std::size_t(a * r + b)] * z[std::size_t(b)];
-    z = next;
-  }
-  std::vector<double> c(std::size_t(p), 0.0);
-  for (int i = 0; i < p; ++i)
-    for (int a = 0; a < r; ++a)
-      c[std::size_t(i)] += basis[std::size_t(i * r + a)] * z[std::size_t(a)];
+  std::vector<double> z = start, c(rank > 0 ? basis.size() / std::size_t(rank) : 0, 0.0);
+  for (int s = 0; s < j; ++s) z = apply(op, z);
+  add_displacement(c, 1.0, basis, z);
   return c;
 }
 
 std::vector<double> DmdFit::motion(double periods) const {
-  const int p = rank > 0 ? int(basis.size()) / rank : 0;
-  std::vector<double> w(std::size_t(p), 0.0);
+  std::vector<double> w(rank > 0 ? basis.size() / std::size_t(rank) : 0, 0.0);
   const int whole = int(std::floor(periods));
   const double part = periods - double(whole);
+  std::vector<double> z = start;  // z_j = A^j z_0: one product per spacing
   for (int j = 1; j <= whole + (part > 0.0 ? 1 : 0); ++j) {
-    const double f = j <= whole ? 1.0 : part;
-    const std::vector<double> c = displacement(j);
-    for (int i = 0; i < p; ++i) w[std::size_t(i)] += f * c[std::size_t(i)];
+    z = apply(op, z);
+    add_displacement(w, j <= whole ? 1.0 : part, basis, z);
   }
   return w;
 }

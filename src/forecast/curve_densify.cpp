@@ -13,14 +13,21 @@ long long logging_interval(const Curve& c) {
   return gaps[gaps.size() / 2];
 }
 
-Curve densified(const Curve& c) {
+namespace {
+
+bool sparse_interval(long long every) {
+  return every > 1 && every <= kMaxDensifyInterval;
+}
+
+// densified(c) for c's logging interval `every`.
+Curve densified_at(const Curve& c, long long every) {
   Curve d = c;
   d.steps.clear();
   d.loss.clear();
   d.lr.clear();
   d.grad_norm.clear();
   d.logged.clear();
-  d.logged_every = logging_interval(c);
+  d.logged_every = every;
   // Loss, learning rate and gradient norm linear between logged steps (in the loss, not its log:
   // a logged loss of exactly 0 must not pull its neighbours towards 0 by orders of magnitude). A
   // gap wider than kMaxDensifyInterval (a run resumed much later) is left unfilled.
@@ -43,14 +50,20 @@ Curve densified(const Curve& c) {
   return d;
 }
 
+}  // namespace
+
+Curve densified(const Curve& c) {
+  return densified_at(c, logging_interval(c));
+}
+
 bool densifiable(const Curve& c) {
-  const long long every = logging_interval(c);
-  return every > 1 && every <= kMaxDensifyInterval;
+  return sparse_interval(logging_interval(c));
 }
 
 bool densify_if_sparse(Curve& c) {
-  if (!densifiable(c)) return false;
-  c = densified(c);
+  const long long every = logging_interval(c);  // one pass over the gaps
+  if (!sparse_interval(every)) return false;
+  c = densified_at(c, every);
   return true;
 }
 

@@ -11,12 +11,9 @@
 #include <random>
 #include <vector>
 
-#include "core/config.hpp"
-#include "core/registry.hpp"
 #include "kernels/parameter_store.hpp"
 #include "physics-style-modules/update/dmd_fit.hpp"
 #include "physics-style-modules/update/mode_decomposition.hpp"
-#include "physics-style-modules/update/register.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -225,18 +222,6 @@ TYPED_TEST(DmdPredictorTest, ContinuesALinearDisplacementPath) {
       ASSERT_NEAR(after[i], before[i] + moved[p] - theta_t[p], tol) << i;
     }
   }
-}
-
-TEST(DmdPredictorStyle, RankAboveTheFitsPairsIsAnInputError) {
-  hpt::OptionSchema schema;
-  hpt::declare_update_options(schema);
-  hpt::Registry<hpt::UpdatePredictor> reg("update");
-  hpt::register_update_styles(reg);
-  hpt::Config config(schema);
-  EXPECT_EQ(reg.create("dmd", config)->style(), "dmd");
-  config.set("update.dmd_anchors", "5", "test");
-  config.set("update.dmd_rank", "4", "test");
-  EXPECT_THROW(reg.create("dmd", config), hpt::InputError);
 }
 
 }  // namespace

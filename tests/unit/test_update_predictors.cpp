@@ -419,8 +419,12 @@ TEST(UpdatePredictorStyles, EveryStyleIsRegisteredWithItsOptions) {
   hpt::Registry<hpt::UpdatePredictor> reg("update");
   hpt::register_update_styles(reg);
   hpt::Config config(schema);
-  for (const char* s : {"linear", "quadratic", "extrapolate", "trend", "none"})
+  for (const char* s : {"linear", "quadratic", "extrapolate", "trend", "dmd", "none"})
     EXPECT_EQ(reg.create(s, config)->style(), s);
+  // dmd's rank above its pairs (anchors - 2) is the user's error.
+  config.set("update.dmd_anchors", "5", "test");
+  config.set("update.dmd_rank", "4", "test");
+  EXPECT_THROW(reg.create("dmd", config), hpt::InputError);
 }
 
 }  // namespace
