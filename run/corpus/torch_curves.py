@@ -9,10 +9,12 @@ Five problems (each a family of curves, attribute `problem` = `group`):
                   diagonal, cross) at random places and sizes, plus noise
   gru-charlm      character-level GRU language model on the host Python's standard-library sources
   transformer-lm  3-layer decoder-only transformer (d=128) on the same text
-and, with --problems, four more: cnn-autoenc (a convolutional autoencoder of the shapes, MSE),
+and, with --problems, six more: cnn-autoenc (a convolutional autoencoder of the shapes, MSE),
 mlp-noisy (spirals with 30 % wrong labels: it memorises), lstm-adding (Hochreiter's adding problem
 for an LSTM: a plateau, then a drop once it finds the marked values) and cnn-bn-shapes (the shape
-classifier with batch normalisation and dropout);
+classifier with batch normalisation and dropout), and two of the eleventh corpus: vit-shapes (a
+2-block vision transformer on 4x4 patches of the shapes) and mod-add (a + b mod 59 learned from 40 %
+of the pairs by an embedding MLP, weight decay 1 under AdamW);
 crossed with optimizers {sgd (momentum 0.9), adamw}, schedules {constant, cosine, wsd, step,
 linear}, 2 peak learning rates (lr0 = a good one, lr1 = a 3-10x higher one) and 2 seeds; plus a few
 runs whose batch size doubles half-way (id suffix `_bs2x`).
@@ -97,9 +99,21 @@ PROBLEMS = {
     "cnn-bn-shapes": dict(steps=2000, batch=64, gpu=False, clip=None,
                           lr={"sgd": (0.05, 0.3), "adamw": (2e-3, 2e-2)},
                           wd={"sgd": 0.0, "adamw": 0.01}, cost=4.0),
+    # Added for the eleventh corpus: a small vision transformer classifying the shapes (4x4
+    # patches, attention instead of convolution) and modular addition (a + b mod 59 from 40 % of
+    # the pairs; with strong weight decay the memorised training loss sits near zero, then moves
+    # as the decay reshapes the weights).
+    "vit-shapes": dict(steps=2000, batch=64, gpu=True, clip=1.0,
+                       lr={"sgd": (0.05, 0.3), "adamw": (1e-3, 1e-2)},
+                       wd={"sgd": 0.0, "adamw": 0.05}, cost=3.0),
+    "mod-add": dict(steps=3000, batch=128, gpu=False, clip=None,
+                    lr={"sgd": (0.1, 0.5), "adamw": (1e-3, 5e-3)},
+                    wd={"sgd": 1e-4, "adamw": 1.0}, cost=1.0),
 }
 ORDER = ("transformer-lm", "gru-charlm", "cnn-shapes", "mlp-teacher", "mlp-spirals")
-NEW_PROBLEMS = ("cnn-autoenc", "mlp-noisy", "lstm-adding", "cnn-bn-shapes")
+NEW_PROBLEMS = ("cnn-autoenc", "mlp-noisy", "lstm-adding", "cnn-bn-shapes", "vit-shapes",
+                "mod-add")
+MOD_P = 59  # modulus of mod-add
 NEW_SCHEDULES = ("sgdr", "invsqrt")
 
 
@@ -352,7 +366,14 @@ def problem_data(problem):
         out = (Xtr, Xtr, Xva, Xva)
     elif problem == "lstm-adding":
         out = adding_problem(20000, rng) + adding_problem(2048, rng)
-    elif problem in ("cnn-shapes", "cnn-bn-shapes"):
+    elif problem == "mod-add":  # every pair (a, b), 40 % of them to train on
+        a, b = np.meshgrid(np.arange(MOD_P), np.arange(MOD_P), indexing="ij")
+        X = np.stack([a.ravel(), b.ravel()], 1).astype(np.int64)
+        y = ((X[:, 0] + X[:, 1]) % MOD_P).astype(np.int64)
+        order = rng.permutation(len(X))
+        cut = int(0.4 * len(X))
+        out = (X[order[:cut]], y[order[:cut]], X[order[cut:]], y[order[cut:]])
+    elif problem in ("cnn-shapes", "cnn-bn-shapes", "vit-shapes"):
         Xtr, ytr = make_shapes(12000, rng)
         Xva, yva = make_shapes(1024, rng)
         out = (Xtr, ytr.astype(np.int64), Xva, yva.astype(np.int64))
@@ -397,6 +418,32 @@ def build_model(problem, torch, nn, V=None):
                              nn.ReLU(), nn.Conv2d(32, 32, 3, stride=2, padding=1),
                              nn.BatchNorm2d(32), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
                              nn.Dropout(0.3), nn.Linear(32, 6))
+    if problem == "mod-add":
+        class ModAdd(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = nn.Embedding(MOD_P, 64)
+                self.mlp = nn.Sequential(nn.Linear(128, 256), nn.ReLU(), nn.Linear(256, MOD_P))
+
+            def forward(self, x):
+                return self.mlp(self.emb(x).flatten(1))
+        return ModAdd()
+    if problem == "vit-shapes":
+        class TinyViT(nn.Module):
+            def __init__(self):
+                super().__init__()
+                d = 64
+                self.patch = nn.Conv2d(1, d, 4, stride=4)
+                self.pos = nn.Parameter(torch.zeros(1, 16, d))
+                layer = nn.TransformerEncoderLayer(d, 4, 128, dropout=0.0, batch_first=True,
+                                                   norm_first=True)
+                self.blocks = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+                self.ln, self.head = nn.LayerNorm(d), nn.Linear(d, 6)
+
+            def forward(self, x):
+                h = self.patch(x).flatten(2).transpose(1, 2) + self.pos
+                return self.head(self.ln(self.blocks(h).mean(1)))
+        return TinyViT()
     if problem == "cnn-shapes":
         return nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(),
                              nn.Conv2d(16, 32, 3, stride=2, padding=1), nn.ReLU(),
