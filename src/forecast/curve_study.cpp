@@ -96,8 +96,15 @@ std::vector<ScheduleAreas> schedule_areas_of(const std::vector<Curve>& runs) {
 }
 
 // The experts of the combined forecast: the learned level forecast (`last` without a model) first.
-std::vector<double> experts_of(const ForecastRow& row) {
-  return {row.base[kLearnedSlot], row.base[0], row.base[1]};
+// With a level model the guards are held inside the learned 90 % interval: they may pull the
+// forecast across it, never beyond it (a trend extrapolated into a plateau cannot drag it away).
+std::vector<double> experts_of(const ForecastRow& row, bool learned) {
+  std::vector<double> experts{row.base[kLearnedSlot], row.base[0], row.base[1]};
+  if (!learned) return experts;
+  const double lo = row.base_lo[kLearnedSlot], hi = row.base_hi[kLearnedSlot];
+  for (std::size_t i = 1; i < experts.size(); ++i)
+    if (std::isfinite(experts[i]) && lo <= hi) experts[i] = std::clamp(experts[i], lo, hi);
+  return experts;
 }
 
 // The unit of the combined forecast's evidence: the width of the learned 90 % interval (1 without
@@ -286,8 +293,9 @@ void CurveStudy::score_due(long long g) {
         row.base_inside[b] = (row.target >= row.base_lo[b] && row.target <= row.base_hi[b]);
       batch_errors[std::size_t(b * K + row.k)].push_back(row.target - row.base[b]);
     }
-    combination_.update(row.run, it->first, experts_of(row), row.target,
-                        evidence_unit(row, !settings_.level_model.empty()));
+    const bool learned = !settings_.level_model.empty();
+    combination_.update(row.run, it->first, experts_of(row, learned), row.target,
+                        evidence_unit(row, learned));
     if (!settings_.level_model.empty() && row.base_inside[kCombinedSlot] >= 0) {
       const Interval raw = combined_raw_interval(row);
       combined_inside[std::size_t(row.k)].push_back(char(row.base_inside[kCombinedSlot]));
@@ -496,23 +504,34 @@ ForecastRow CurveStudy::forecast_row(const CurveForecast& f, const OriginFits& f
     learned = level_forecast(level_model(r), level_features(fits.level, run.steps, run.lr, h));
     row.base[kLearnedSlot] = learned.mid;
   }
-  row.base[kCombinedSlot] = combination_.combine(r, experts_of(row));
-  for (int b = 0; b < kBaselines; ++b) {
-    const auto& e = base_errors_[std::size_t(b * K + k)];
-    row.base_lo[b] = row.base[b] + e.quantile(0.05);
-    row.base_hi[b] = row.base[b] + e.quantile(0.95);
-  }
-  if (!settings_.level_model.empty()) {  // pretrained quantiles: an interval from the first origin
-    row.base_lo[kLearnedSlot] = learned.lo;
-    row.base_hi[kLearnedSlot] = learned.hi;
-    // The combined forecast carries the learned interval, moved with it and calibrated online.
-    const Interval raw = combined_raw_interval(row);
-    const Interval iv = combined_calibration_.apply(k, raw.lo, raw.mid, raw.hi);
-    row.base_lo[kCombinedSlot] = iv.lo;
-    row.base_hi[kCombinedSlot] = iv.hi;
-  }
+  combine_with_intervals(row, learned);
   row.target = target_log_loss(run.steps, run.loss, g, h);
   return row;
+}
+
+// The baselines' intervals from their own past errors, the learned one from the pretrained
+// quantiles, then the combined forecast (its guards held inside the learned interval) with the
+// learned interval moved with it and calibrated online.
+void CurveStudy::combine_with_intervals(ForecastRow& row, const LevelForecast& learned) const {
+  const int K = horizon_count();
+  const auto empirical_interval = [&](int b) {
+    const auto& e = base_errors_[std::size_t(b * K + row.k)];
+    row.base_lo[b] = row.base[b] + e.quantile(0.05);
+    row.base_hi[b] = row.base[b] + e.quantile(0.95);
+  };
+  for (int b = 0; b < kBaselines; ++b)
+    if (b != kCombinedSlot) empirical_interval(b);
+  const bool has_model = !settings_.level_model.empty();
+  if (has_model) {  // an interval from the first origin
+    row.base_lo[kLearnedSlot] = learned.lo;
+    row.base_hi[kLearnedSlot] = learned.hi;
+  }
+  row.base[kCombinedSlot] = combination_.combine(row.run, experts_of(row, has_model));
+  if (!has_model) return empirical_interval(kCombinedSlot);
+  const Interval raw = combined_raw_interval(row);
+  const Interval iv = combined_calibration_.apply(row.k, raw.lo, raw.mid, raw.hi);
+  row.base_lo[kCombinedSlot] = iv.lo;
+  row.base_hi[kCombinedSlot] = iv.hi;
 }
 
 // Probability of beating the best other run of its group (runs of different problems are never

@@ -242,6 +242,7 @@ class CurveStudy {
   GroupLeaders group_leaders(const std::vector<int>& marked,
                              const std::vector<LevelForecast>& finals, long long g) const;
   void forecast_run(const CurveForecast& f, long long g, std::size_t i, OriginWork& w) const;
+  void combine_with_intervals(ForecastRow& row, const LevelForecast& learned) const;
   ForecastRow forecast_row(const CurveForecast& f, const OriginFits& fits, int r, int k,
                            long long g) const;
   // `finals`: the final forecast of every run at this origin, by run (NaN for the others).
