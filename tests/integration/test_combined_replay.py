@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """run/post/combined-replay: replayed from a forecast output alone, the combined forecast equals the
 one hpt wrote, row for row; the same replay without the clamp of the guards differs (so the check
-sees the clamp)."""
+sees the clamp). With the ensemble on, its `residual` report gives per horizon the least-squares
+share of the learned forecast's error that the ensemble's median explains."""
 import os
 import subprocess
 import sys
 from importlib.machinery import SourceFileLoader
 
+import h5py
 import numpy as np
 
 import hptest
@@ -30,4 +32,24 @@ unclamped = replay.replay(out, dict(fma=None, clip_to_learned=False), data=d)
 hptest.check(np.nanmax(np.abs(unclamped - hpt)) > 1e-6, "without the clamp the replay differs")
 v = subprocess.run([sys.executable, script, "verify", out], capture_output=True, text=True)
 hptest.check(v.returncode == 0 and "NaN mismatches 0" in v.stdout, "the verify command runs", v.stdout + v.stderr)
+
+# The ensemble as a corrector: beta* against a least-squares fit done here.
+r = hptest.run(a.hpt, hptest.deck_path(a.root, "forecast.ini"), f"forecast.input={curves}",
+               "forecast.horizons=10,50", "forecast.every=50", "dynamics.members=2",
+               "dynamics.hidden=8", "dynamics.stochastic=4", "forecast.scenarios=4",
+               f"output.dir={a.work}", "output.name=ens", cwd=a.root)
+hptest.check(r.returncode == 0, "forecast mode with the ensemble", r.stderr[-2000:])
+ens_out = os.path.join(a.work, "ens.h5")
+v = subprocess.run([sys.executable, script, "residual", ens_out], capture_output=True, text=True)
+lines = {int(l.split("h=")[1].split()[0]): float(l.split("beta*")[1].split()[0])
+         for l in v.stdout.splitlines() if "beta*" in l}
+e = replay.load(ens_out)
+with h5py.File(ens_out, "r") as f:
+    q50 = f["forecasts/q50"][...]
+for h in (10, 50):
+    s = (e["horizon"] == h) & np.isfinite(e["target"]) & np.isfinite(q50)
+    dd = (q50 - e["base"]["learned"])[s]
+    fit = np.linalg.lstsq(dd[:, None], (e["target"] - e["base"]["learned"])[s], rcond=None)[0][0]
+    hptest.check(h in lines and abs(lines[h] - fit) < 1e-3, f"residual report, h = {h}: beta* "
+                 "is the least-squares share", f"{lines.get(h)} against {fit}; {v.stdout}{v.stderr}")
 hptest.finish()
