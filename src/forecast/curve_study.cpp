@@ -296,7 +296,7 @@ void CurveStudy::score_due(long long g) {
     const bool learned = !settings_.level_model.empty();
     combination_.update(row.run, it->first, experts_of(row, learned), row.target,
                         evidence_unit(row, learned));
-    if (!settings_.level_model.empty() && row.base_inside[kCombinedSlot] >= 0) {
+    if (learned && row.base_inside[kCombinedSlot] >= 0) {
       const Interval raw = combined_raw_interval(row);
       combined_inside[std::size_t(row.k)].push_back(char(row.base_inside[kCombinedSlot]));
       combined_scores[std::size_t(row.k)].push_back(
@@ -527,7 +527,10 @@ void CurveStudy::combine_with_intervals(ForecastRow& row, const LevelForecast& l
     row.base_hi[kLearnedSlot] = learned.hi;
   }
   row.base[kCombinedSlot] = combination_.combine(row.run, experts_of(row, has_model));
-  if (!has_model) return empirical_interval(kCombinedSlot);
+  if (!has_model) {
+    empirical_interval(kCombinedSlot);
+    return;
+  }
   const Interval raw = combined_raw_interval(row);
   const Interval iv = combined_calibration_.apply(row.k, raw.lo, raw.mid, raw.hi);
   row.base_lo[kCombinedSlot] = iv.lo;
