@@ -2,11 +2,33 @@
 
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <vector>
 
 #include "core/types.hpp"
 #include "kernels/dense_ops.hpp"
 
+#ifdef HPT_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
+
 namespace hpt::app {
+
+namespace {
+
+// The best of `repeats` timings of call() after one untimed call, as GFLOP/s of an m x n x k GEMM.
+template <class Call>
+double best_gflops(int m, int n, int k, int repeats, const Call& call) {
+  call();
+  double best = 1e300;
+  for (int i = 0; i < repeats; ++i) {
+    Kokkos::Timer t;
+    call();
+    best = std::min(best, t.seconds());
+  }
+  return 2.0 * double(m) * double(n) * double(k) / best * 1e-9;
+}
+
+}  // namespace
 
 double measure_gemm_gflops(int m, int n, int k, int repeats) {
   View2<real> a("hpt::gemm_probe_a", m, k), b("hpt::gemm_probe_b", k, n),
@@ -14,16 +36,44 @@ double measure_gemm_gflops(int m, int n, int k, int repeats) {
   Kokkos::deep_copy(a, real(0.5));
   Kokkos::deep_copy(b, real(0.25));
   const ExecSpace space;
-  detail::gemm(space, "N", "N", real(1), a, b, real(0), c);  // warm-up
-  Kokkos::fence();
-  double best = 1e300;
-  for (int i = 0; i < repeats; ++i) {
-    Kokkos::Timer t;
+  return best_gflops(m, n, k, repeats, [&] {
     detail::gemm(space, "N", "N", real(1), a, b, real(0), c);
     Kokkos::fence();
-    best = std::min(best, t.seconds());
-  }
-  return 2.0 * double(m) * double(n) * double(k) / best * 1e-9;
+  });
 }
+
+#ifdef HPT_HAVE_OPENBLAS
+namespace {
+int host_threads() {
+  return Kokkos::DefaultHostExecutionSpace().concurrency();
+}
+}  // namespace
+
+double measure_host_blas_gflops(int m, int n, int k, int repeats) {
+  openblas_set_num_threads(host_threads());
+  std::vector<real> a(std::size_t(m) * k, real(0.5)), b(std::size_t(k) * n, real(0.25)),
+      c(std::size_t(m) * n);
+  return best_gflops(m, n, k, repeats, [&] {
+#ifdef HPT_PRECISION_DOUBLE
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a.data(), k, b.data(), n,
+                0.0, c.data(), n);
+#else
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n,
+                0.0f, c.data(), n);
+#endif
+  });
+}
+
+std::string host_blas_description() {
+  return std::string(openblas_get_config()) + ", " + std::to_string(host_threads()) + " threads";
+}
+#else
+double measure_host_blas_gflops(int, int, int, int) {
+  return -1.0;
+}
+std::string host_blas_description() {
+  return "";
+}
+#endif
 
 }  // namespace hpt::app

@@ -3,10 +3,12 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <sstream>
+#include <string>
 #include <iostream>
 
 #include "app/bench_reference.hpp"
 #include "app/bench_sizes.hpp"
+#include "app/gemm_probe.hpp"
 #include "core/config_lists.hpp"
 #include "app/output_location.hpp"
 #include "core/registry.hpp"
@@ -93,6 +95,7 @@ struct Row {
   Timing t;
   double us_per_step = 0, ns_per_member_step = 0, member_steps_per_s = 0, gflops = 0,
          peak_fraction = -1, gbs = 0, bw_fraction = -1, max_deviation = -1;
+  double gemm_gflops = -1, gemm_fraction = -1;  // the same-run GEMM of the step's shape
 };
 
 // The settings every timing shares.
@@ -151,6 +154,26 @@ Row bench_gru_step(const RolloutSize& sz, const RolloutBenchInputs& in, const Ro
   return g;
 }
 
+// The GEMM rate this machine reaches in this run on the shape of one member's GRU step over the
+// size's paths (N x (I + H) times (I + H) x 3H, the working precision): the host's optimised BLAS
+// where the build has it (the SGEMM rate a CPU kernel is judged against), else KokkosBlas::gemm on
+// the execution space. It is the reference of the %GEMM column.
+void attach_gemm_rate(const RolloutSize& sz, Row& rollout, Row& gru) {
+  const int m = int(sz.scenarios), n = 3 * sz.hidden, k = sz.input + sz.hidden;
+  double gemm = measure_host_blas_gflops(m, n, k);
+  if (gemm < 0) gemm = measure_gemm_gflops(m, n, k);
+  for (Row* r : {&rollout, &gru}) {
+    r->gemm_gflops = gemm;
+    r->gemm_fraction = r->gflops / gemm;
+  }
+}
+
+// What the %GEMM column is measured against.
+std::string gemm_reference() {
+  const std::string blas = host_blas_description();
+  return blas.empty() ? std::string("KokkosBlas::gemm on ") + ExecSpace::name() : blas;
+}
+
 void bench_rollout_sizes(const Config& c, const BenchSettings& b, std::vector<Row>& rows) {
   for (const auto& sz : parse_rollout_sizes(c.get_string("bench.sizes"), "bench.sizes")) {
     Kokkos::Profiling::pushRegion("hpt::bench_rollout_" + sz.name);
@@ -158,6 +181,7 @@ void bench_rollout_sizes(const Config& c, const BenchSettings& b, std::vector<Ro
     RolloutOutputs<real> out(sz.scenarios, sz.members, sz.hidden, sz.horizon);
     rows.push_back(bench_rollout(sz, in, out, b));
     rows.push_back(bench_gru_step(sz, in, rows.back(), b));
+    attach_gemm_rate(sz, rows[rows.size() - 2], rows.back());
     Kokkos::Profiling::popRegion();
     std::cout << "  timed " << sz.name << std::endl;
   }
@@ -205,8 +229,8 @@ void bench_encoders(const Config& c, const BenchSettings& b, double copy_gbs,
 io::TextTable bench_table(const std::vector<Row>& rows) {
   auto opt = [](double v, int d = 4) { return v < 0 ? std::string("-") : io::fmt(v, d); };
   io::TextTable table({"kernel", "size", "E", "N|R", "H", "Y", "median ms", "min ms", "us/step",
-                       "ns/member-step", "member-steps/s", "GFLOP/s", "%peak", "GB/s", "%copy BW",
-                       "max dev"});
+                       "ns/member-step", "member-steps/s", "GFLOP/s", "%peak", "%GEMM", "GB/s",
+                       "%copy BW", "max dev"});
   for (const auto& r : rows) {
     const bool enc = r.R > 0;
     table.add_row(
@@ -214,7 +238,8 @@ io::TextTable bench_table(const std::vector<Row>& rows) {
          enc ? "-" : std::to_string(r.H), std::to_string(r.Y), io::fmt(r.t.median * 1e3),
          io::fmt(r.t.min * 1e3), io::fmt(r.us_per_step), enc ? "-" : io::fmt(r.ns_per_member_step),
          enc ? "-" : io::fmt(r.member_steps_per_s), enc ? "-" : io::fmt(r.gflops),
-         r.peak_fraction < 0 ? "-" : io::fmt(100 * r.peak_fraction, 3), enc ? io::fmt(r.gbs) : "-",
+         r.peak_fraction < 0 ? "-" : io::fmt(100 * r.peak_fraction, 3),
+         r.gemm_fraction < 0 ? "-" : io::fmt(100 * r.gemm_fraction, 3), enc ? io::fmt(r.gbs) : "-",
          r.bw_fraction < 0 ? "-" : io::fmt(100 * r.bw_fraction, 3), opt(r.max_deviation, 3)});
   }
   return table;
@@ -223,13 +248,15 @@ io::TextTable bench_table(const std::vector<Row>& rows) {
 void write_bench_csv(const std::string& path, const std::vector<Row>& rows, double copy_gbs) {
   std::ostringstream f;
   f << "kernel,size,E,N,R,H,Y,median_s,min_s,us_per_step,ns_per_member_step,member_steps_per_s,"
-       "gflops,peak_fraction,gbs,copy_gbs,bw_fraction,max_deviation,backend\n";
+       "gflops,peak_fraction,gemm_gflops,gemm_fraction,gbs,copy_gbs,bw_fraction,max_deviation,"
+       "backend\n";
   for (const auto& r : rows)
     f << r.kernel << "," << r.size << "," << r.E << "," << r.N << "," << r.R << "," << r.H << ","
       << r.Y << "," << r.t.median << "," << r.t.min << "," << r.us_per_step << ","
       << r.ns_per_member_step << "," << r.member_steps_per_s << "," << r.gflops << ","
-      << r.peak_fraction << "," << r.gbs << "," << copy_gbs << "," << r.bw_fraction << ","
-      << r.max_deviation << ",\"" << io::backend_description() << "\"\n";
+      << r.peak_fraction << "," << r.gemm_gflops << "," << r.gemm_fraction << "," << r.gbs << ","
+      << copy_gbs << "," << r.bw_fraction << "," << r.max_deviation << ",\""
+      << io::backend_description() << "\"\n";
   io::write_text_file_atomically(path, f.str());
 }
 
@@ -240,6 +267,7 @@ void write_bench_h5(const RunContext& ctx, const std::vector<Row>& rows, const i
   io::H5Group root = writer.file().root();
   root.write_string_attribute("table_csv", table.csv());
   root.write_double_attribute("copy_gbs", copy_gbs);
+  root.write_string_attribute("gemm_reference", gemm_reference());
   std::vector<double> med, us, dev;
   for (const auto& r : rows)
     med.push_back(r.t.median), us.push_back(r.us_per_step), dev.push_back(r.max_deviation);
@@ -267,8 +295,11 @@ int run_bench_mode(const RunContext& ctx) {
   std::cout << "\n"
             << io::backend_description() << ", "
             << "precision " << kPrecision << "\n"
-            << "(us/step: per rollout step, per GRU step, or per encoded run; max dev: largest "
-               "|kernel - host reference| / max(1, |reference|) on the checked rows)\n"
+            << "(us/step: per rollout step, per GRU step, or per encoded run; %GEMM: of the GEMM "
+               "rate of the step's shape measured now with "
+            << gemm_reference()
+            << "; max dev: largest |kernel - host reference| / max(1, |reference|) on the checked "
+               "rows)\n"
             << table.str();
   write_bench_csv(ctx.output_path(".csv"), rows, copy_gbs);
   write_bench_h5(ctx, rows, table, copy_gbs);

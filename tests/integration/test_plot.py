@@ -147,6 +147,22 @@ r = run(a.hpt, deck_path(a.root, "bench-cpu.ini"), f"output.dir={out}", "bench.s
 check(r.returncode == 0, "bench run at the smallest size succeeds", r.stdout[-2000:] + r.stderr)
 bench = os.path.join(out, "bench-cpu.h5")
 plotted(bench, "bench")
+# %GEMM: each kernel row's GFLOP/s over the GEMM rate measured in the same run (the CSV holds 6
+# significant digits), whose reference the console and the file name alike.
+with open(os.path.join(out, "bench-cpu.csv")) as fh:
+    head, *rows = [line.rstrip("\n").split(",") for line in fh]
+col = {name: i for i, name in enumerate(head)}
+kernels = [x for x in rows if not x[0].startswith("encode")]
+check(kernels and all(float(x[col["gemm_gflops"]]) > 0 and abs(float(x[col["gemm_fraction"]]) *
+                      float(x[col["gemm_gflops"]]) - float(x[col["gflops"]])) <= 1e-4 * float(x[col["gflops"]])
+                      for x in kernels),
+      "bench: %GEMM is the kernel's GFLOP/s over the GEMM rate of the same run",
+      str([(x[0], x[col["gflops"]], x[col["gemm_gflops"]], x[col["gemm_fraction"]]) for x in kernels]))
+with f5.File(bench, "r") as f:
+    reference = f.attrs["gemm_reference"]
+    reference = reference.decode() if isinstance(reference, bytes) else str(reference)
+check(reference and f"measured now with {reference};" in r.stdout,
+      "bench: the console names the GEMM reference stored in the file", reference)
 peers = os.path.join(a.work, "torch.csv")
 with open(peers, "w") as fh:
     fh.write("size,variant,E,N,H,I,Y,us_per_step,min_us_per_step,member_steps_per_s,gflops\n"
