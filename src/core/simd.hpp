@@ -24,4 +24,19 @@ KOKKOS_FORCEINLINE_FUNCTION const T* assume_vector_aligned(const T* p) {
   }
 }
 
+// p, promised to lie on the largest of a 16- or 8-byte boundary that N elements of T fill a whole
+// number of times (so N consecutive loads may become vector loads, on a GPU LDS.64/LDG.64 where
+// LDS.128 does not apply); p unchanged when neither does. The caller's offsets from an aligned base
+// must be multiples of N elements.
+template <int N, class T>
+KOKKOS_FORCEINLINE_FUNCTION const T* assume_block_aligned(const T* p) {
+  if constexpr ((N * sizeof(T)) % 16 == 0) {
+    return static_cast<const T*>(__builtin_assume_aligned(p, 16));
+  } else if constexpr ((N * sizeof(T)) % 8 == 0) {
+    return static_cast<const T*>(__builtin_assume_aligned(p, 8));
+  } else {
+    return p;
+  }
+}
+
 }  // namespace hpt

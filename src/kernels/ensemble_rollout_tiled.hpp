@@ -287,23 +287,26 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
         Real ar[RB][UB], az[RB][UB], anx[RB][UB], anh[RB][UB];
         for (int t = 0; t < RB; ++t)
           for (int v = 0; v < UB; ++v) ar[t][v] = az[t][v] = anx[t][v] = anh[t][v] = Real(0);
+        // Weight column c of my units: UB consecutive values per gate, offsets multiples of UB.
         const Real* wc = &wt(m, 0, j0);
         const int stride = 3 * Hp;
+        const auto col = [&](const Real* w, Real* r, Real* z, Real* n) {
+          const Real* a = assume_block_aligned<UB>(w);
+          const Real* b = assume_block_aligned<UB>(w + Hp);
+          const Real* d = assume_block_aligned<UB>(w + 2 * Hp);
+          for (int v = 0; v < UB; ++v) {
+            r[v] = a[v];
+            z[v] = b[v];
+            n[v] = d[v];
+          }
+        };
         Real cr[UB], cz[UB], cn[UB];
-        for (int v = 0; v < UB; ++v) {
-          cr[v] = wc[v];
-          cz[v] = wc[Hp + v];
-          cn[v] = wc[2 * Hp + v];
-        }
+        col(wc, cr, cz, cn);
         for (int c = 0; c < I; ++c) {  // W x
           wc += stride;
           Real nr[UB], nz[UB], nn[UB];
-          for (int v = 0; v < UB; ++v) {
-            nr[v] = wc[v];
-            nz[v] = wc[Hp + v];
-            nn[v] = wc[2 * Hp + v];
-          }
-          const Real* xrow = assume_vector_aligned<RB>(xh + c * R + t0);
+          col(wc, nr, nz, nn);
+          const Real* xrow = assume_block_aligned<RB>(xh + c * R + t0);
           for (int t = 0; t < RB; ++t) {
             const Real xv = xrow[t];
             HPT_SIMD for (int v = 0; v < UB; ++v) {
@@ -318,21 +321,21 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
             cn[v] = nn[v];
           }
         }
-        for (int c = I; c < W; ++c) {  // U h (U_n h after the barrier with reset Before)
+        if (before)  // U_n h waits for r (after the barrier): its weights count as zeros here
+          for (int v = 0; v < UB; ++v) cn[v] = Real(0);
+        for (int c = I; c < W; ++c) {  // U h
           wc += stride;
           Real nr[UB], nz[UB], nn[UB];
-          for (int v = 0; v < UB; ++v) {
-            nr[v] = wc[v];
-            nz[v] = wc[Hp + v];
-            nn[v] = wc[2 * Hp + v];
-          }
-          const Real* xrow = assume_vector_aligned<RB>(xh + c * R + t0);
+          col(wc, nr, nz, nn);
+          if (before)
+            for (int v = 0; v < UB; ++v) nn[v] = Real(0);
+          const Real* xrow = assume_block_aligned<RB>(xh + c * R + t0);
           for (int t = 0; t < RB; ++t) {
             const Real xv = xrow[t];
             HPT_SIMD for (int v = 0; v < UB; ++v) {
               ar[t][v] += cr[v] * xv;
               az[t][v] += cz[v] * xv;
-              anh[t][v] += before ? Real(0) : cn[v] * xv;
+              anh[t][v] += cn[v] * xv;
             }
           }
           for (int v = 0; v < UB; ++v) {
@@ -419,7 +422,7 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
           Real acc[RBH];
           for (int t = 0; t < RBH; ++t) acc[t] = Real(0);
           for (int j = 0; j < H; ++j) {
-            const Real* hrow = assume_vector_aligned<RBH>(hcur + j * R + t0);
+            const Real* hrow = assume_block_aligned<RBH>(hcur + j * R + t0);
             for (int t = 0; t < RBH; ++t) acc[t] += hrow[t] * hrow[t];
           }
           for (int t = 0; t < RBH; ++t) norm2[t0 + t] = acc[t];
@@ -430,8 +433,8 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
         for (int t = 0; t < RBH; ++t)
           for (int v = 0; v < UB; ++v) acc[t][v] = Real(0);
         for (int j = 0; j < H; ++j) {
-          const Real* w = &ht(m, j, q0);
-          const Real* hrow = assume_vector_aligned<RBH>(hcur + j * R + t0);
+          const Real* w = assume_block_aligned<UB>(&ht(m, j, q0));
+          const Real* hrow = assume_block_aligned<RBH>(hcur + j * R + t0);
           for (int t = 0; t < RBH; ++t) {
             const Real hv = hrow[t];
             HPT_SIMD for (int v = 0; v < UB; ++v) acc[t][v] += w[v] * hv;
