@@ -1,5 +1,6 @@
 #pragma once
 #include <Kokkos_Macros.hpp>
+#include <cstddef>
 
 // HPT_SIMD before a loop whose iterations are independent asks the host compiler to vectorise it
 // (`omp simd`; GCC does not vectorise the unit loops of the tiled rollout on its own). It changes
@@ -9,6 +10,15 @@
 #define HPT_SIMD _Pragma("omp simd")
 #else
 #define HPT_SIMD
+#endif
+
+// HPT_UNROLL(n) before a loop asks nvcc's device pass to unroll it n times (registers renamed across
+// iterations instead of copied); nothing elsewhere. Changes no result.
+#define HPT_PRAGMA_(x) _Pragma(#x)
+#if defined(__CUDA_ARCH__)
+#define HPT_UNROLL(n) HPT_PRAGMA_(unroll n)
+#else
+#define HPT_UNROLL(n)
 #endif
 
 namespace hpt {
@@ -36,6 +46,22 @@ KOKKOS_FORCEINLINE_FUNCTION const T* assume_block_aligned(const T* p) {
     return static_cast<const T*>(__builtin_assume_aligned(p, 8));
   } else {
     return p;
+  }
+}
+
+// out[0..N) = p[0..N); as one 8- or 16-byte load where N elements of T fill exactly that (p must
+// then lie on that boundary; on a GPU LDG.64/LDG.128), else element by element.
+template <int N, class T>
+KOKKOS_FORCEINLINE_FUNCTION void load_block(const T* p, T* out) {
+  constexpr std::size_t bytes = N * sizeof(T);
+  if constexpr (bytes == 8 || bytes == 16) {
+    struct alignas(bytes) Block {
+      T v[N];
+    };
+    const Block b = *reinterpret_cast<const Block*>(p);
+    for (int i = 0; i < N; ++i) out[i] = b.v[i];
+  } else {
+    for (int i = 0; i < N; ++i) out[i] = p[i];
   }
 }
 

@@ -66,10 +66,12 @@ constexpr int largest_divisor_at_most(const int R, const int most) {
 }
 
 // Rows of a tile one thread owns in the GRU product: on a CPU the whole tile; on a GPU up to 10
-// (4 x 10 x 2 accumulators, within the 128 registers of two 256-thread teams per multiprocessor).
-template <class Space, int R>
+// in float (4 x 10 x 2 accumulators, within the 128 registers of two 256-thread teams per
+// multiprocessor), 5 in double.
+template <class Space, class Real, int R>
 constexpr int tile_row_block() {
-  return team_vector_length<Space>() > 1 ? largest_divisor_at_most(R, 10) : R;
+  return team_vector_length<Space>() > 1 ? largest_divisor_at_most(R, sizeof(Real) > 4 ? 5 : 10)
+                                         : R;
 }
 
 // Rows of a tile one thread owns in the heads' product (its columns: tile_unit_block).
@@ -168,7 +170,7 @@ struct NoTeamWork {
 // the instantiations the dispatcher uses), each thread owning RB of a tile's rows and UB units
 // (defaults: the backend's choice; RB must divide R). settings.team_size > 0 sets the threads per
 // team.
-template <int R, class Space, class Real, int RB = detail::tile_row_block<Space, R>(),
+template <int R, class Space, class Real, int RB = detail::tile_row_block<Space, Real, R>(),
           int UB = detail::tile_unit_block<Space>(),
           int RBH = detail::tile_head_row_block<Space, R>()>
 HPT_LAUNCHER void ensemble_rollout_tiled(
@@ -287,26 +289,24 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
         Real ar[RB][UB], az[RB][UB], anx[RB][UB], anh[RB][UB];
         for (int t = 0; t < RB; ++t)
           for (int v = 0; v < UB; ++v) ar[t][v] = az[t][v] = anx[t][v] = anh[t][v] = Real(0);
-        // Weight column c of my units: UB consecutive values per gate, offsets multiples of UB.
+        // Weight column c of my units: UB consecutive values per gate, offsets multiples of UB;
+        // read one column ahead of the products (the column after the last is zeros).
         const Real* wc = &wt(m, 0, j0);
         const int stride = 3 * Hp;
-        const auto col = [&](const Real* w, Real* r, Real* z, Real* n) {
-          const Real* a = assume_block_aligned<UB>(w);
-          const Real* b = assume_block_aligned<UB>(w + Hp);
-          const Real* d = assume_block_aligned<UB>(w + 2 * Hp);
-          for (int v = 0; v < UB; ++v) {
-            r[v] = a[v];
-            z[v] = b[v];
-            n[v] = d[v];
-          }
-        };
+        const Real* xc = xh + t0;  // my rows of column c of [x; h]
         Real cr[UB], cz[UB], cn[UB];
-        col(wc, cr, cz, cn);
+        load_block<UB>(wc, cr);
+        load_block<UB>(wc + Hp, cz);
+        load_block<UB>(wc + 2 * Hp, cn);
+        HPT_UNROLL(2)
         for (int c = 0; c < I; ++c) {  // W x
           wc += stride;
           Real nr[UB], nz[UB], nn[UB];
-          col(wc, nr, nz, nn);
-          const Real* xrow = assume_block_aligned<RB>(xh + c * R + t0);
+          load_block<UB>(wc, nr);
+          load_block<UB>(wc + Hp, nz);
+          load_block<UB>(wc + 2 * Hp, nn);
+          const Real* xrow = assume_block_aligned<RB>(xc);
+          xc += R;
           for (int t = 0; t < RB; ++t) {
             const Real xv = xrow[t];
             HPT_SIMD for (int v = 0; v < UB; ++v) {
@@ -323,13 +323,17 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
         }
         if (before)  // U_n h waits for r (after the barrier): its weights count as zeros here
           for (int v = 0; v < UB; ++v) cn[v] = Real(0);
+        HPT_UNROLL(2)
         for (int c = I; c < W; ++c) {  // U h
           wc += stride;
           Real nr[UB], nz[UB], nn[UB];
-          col(wc, nr, nz, nn);
+          load_block<UB>(wc, nr);
+          load_block<UB>(wc + Hp, nz);
+          load_block<UB>(wc + 2 * Hp, nn);
           if (before)
             for (int v = 0; v < UB; ++v) nn[v] = Real(0);
-          const Real* xrow = assume_block_aligned<RB>(xh + c * R + t0);
+          const Real* xrow = assume_block_aligned<RB>(xc);
+          xc += R;
           for (int t = 0; t < RB; ++t) {
             const Real xv = xrow[t];
             HPT_SIMD for (int v = 0; v < UB; ++v) {
@@ -346,26 +350,27 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
         }
         for (int v = 0; v < UB; ++v) {
           const int j = j0 + v;
-          if (j >= H) break;
-          const Real br = p.gru.b_ih(m, j) + p.gru.b_hh(m, j);
-          const Real bz = p.gru.b_ih(m, H + j) + p.gru.b_hh(m, H + j);
-          const Real bin = p.gru.b_ih(m, 2 * H + j), bhn = p.gru.b_hh(m, 2 * H + j);
-          for (int t = 0; t < RB; ++t) {
-            const int row = t0 + t;
-            const Real r = math::sigmoid(ar[t][v] + br);
-            const Real z = math::sigmoid(az[t][v] + bz);
-            const Real hj = hcur[j * R + row];
-            if (before) {
-              rh[j * R + row] = r * hj;
-              zb[j * R + row] = z;
-              nb[j * R + row] = anx[t][v] + bin + bhn;
-            } else {
-              const Real n = math::tanh(anx[t][v] + bin + r * (anh[t][v] + bhn));
-              const Real hnew = (Real(1) - z) * n + z * hj;  // PyTorch: h' = (1 - z) n + z h
-              if (regs) {
-                hreg[t][v] = hnew;
+          if (j < H) {
+            const Real br = p.gru.b_ih(m, j) + p.gru.b_hh(m, j);
+            const Real bz = p.gru.b_ih(m, H + j) + p.gru.b_hh(m, H + j);
+            const Real bin = p.gru.b_ih(m, 2 * H + j), bhn = p.gru.b_hh(m, 2 * H + j);
+            for (int t = 0; t < RB; ++t) {
+              const int row = t0 + t;
+              const Real r = math::sigmoid(ar[t][v] + br);
+              const Real z = math::sigmoid(az[t][v] + bz);
+              const Real hj = hcur[j * R + row];
+              if (before) {
+                rh[j * R + row] = r * hj;
+                zb[j * R + row] = z;
+                nb[j * R + row] = anx[t][v] + bin + bhn;
               } else {
-                hn[j * R + row] = hnew;
+                const Real n = math::tanh(anx[t][v] + bin + r * (anh[t][v] + bhn));
+                const Real hnew = (Real(1) - z) * n + z * hj;  // PyTorch: h' = (1 - z) n + z h
+                if (regs) {
+                  hreg[t][v] = hnew;
+                } else {
+                  hn[j * R + row] = hnew;
+                }
               }
             }
           }
@@ -402,10 +407,9 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
       if (regs) {  // one item per thread: write my block of the new h
         if (mine >= 0) {
           const int j0 = mine % unit_blocks * UB, t0 = mine / unit_blocks * RB;
-          for (int v = 0; v < UB; ++v) {
-            if (j0 + v >= H) break;
-            for (int t = 0; t < RB; ++t) hcur[(j0 + v) * R + t0 + t] = hreg[t][v];
-          }
+          for (int v = 0; v < UB; ++v)
+            if (j0 + v < H)
+              for (int t = 0; t < RB; ++t) hcur[(j0 + v) * R + t0 + t] = hreg[t][v];
         }
       } else {
         Kokkos::parallel_for(Kokkos::TeamVectorRange(team, H * R),
@@ -432,9 +436,15 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
         Real acc[RBH][UB];
         for (int t = 0; t < RBH; ++t)
           for (int v = 0; v < UB; ++v) acc[t][v] = Real(0);
+        const Real* wj = &ht(m, 0, q0);
+        const Real* hj = hcur + t0;
+        HPT_UNROLL(4)
         for (int j = 0; j < H; ++j) {
-          const Real* w = assume_block_aligned<UB>(&ht(m, j, q0));
-          const Real* hrow = assume_block_aligned<RBH>(hcur + j * R + t0);
+          Real w[UB];
+          load_block<UB>(wj, w);
+          wj += Qp;
+          const Real* hrow = assume_block_aligned<RBH>(hj);
+          hj += R;
           for (int t = 0; t < RBH; ++t) {
             const Real hv = hrow[t];
             HPT_SIMD for (int v = 0; v < UB; ++v) acc[t][v] += w[v] * hv;
@@ -442,7 +452,7 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
         }
         for (int v = 0; v < UB; v += 2) {
           const int i = (q0 + v) / 2;  // the pair's prior unit, or S for C's pair
-          if (i > S) break;
+          if (i > S) continue;
           for (int t = 0; t < RBH; ++t) {
             const int row = t0 + t;
             if (i == S) {
