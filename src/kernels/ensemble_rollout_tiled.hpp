@@ -287,7 +287,9 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
         const int jb = it % unit_blocks, g = it / unit_blocks;
         const int j0 = jb * UB, t0 = g * RB;
         Real ar[RB][UB], az[RB][UB], anx[RB][UB], anh[RB][UB];
+        HPT_UNROLL_ALL
         for (int t = 0; t < RB; ++t)
+          HPT_UNROLL_ALL
           for (int v = 0; v < UB; ++v) ar[t][v] = az[t][v] = anx[t][v] = anh[t][v] = Real(0);
         // Weight column c of my units: UB consecutive values per gate, offsets multiples of UB;
         // read one column ahead of the products (the column after the last is zeros).
@@ -307,6 +309,7 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
           load_block<UB>(wc + 2 * Hp, nn);
           const Real* xrow = assume_block_aligned<RB>(xc);
           xc += R;
+          HPT_UNROLL_ALL
           for (int t = 0; t < RB; ++t) {
             const Real xv = xrow[t];
             HPT_SIMD for (int v = 0; v < UB; ++v) {
@@ -315,6 +318,7 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
               anx[t][v] += cn[v] * xv;
             }
           }
+          HPT_UNROLL_ALL
           for (int v = 0; v < UB; ++v) {
             cr[v] = nr[v];
             cz[v] = nz[v];
@@ -322,6 +326,7 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
           }
         }
         if (before)  // U_n h waits for r (after the barrier): its weights count as zeros here
+          HPT_UNROLL_ALL
           for (int v = 0; v < UB; ++v) cn[v] = Real(0);
         HPT_UNROLL(2)
         for (int c = I; c < W; ++c) {  // U h
@@ -331,9 +336,11 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
           load_block<UB>(wc + Hp, nz);
           load_block<UB>(wc + 2 * Hp, nn);
           if (before)
+            HPT_UNROLL_ALL
             for (int v = 0; v < UB; ++v) nn[v] = Real(0);
           const Real* xrow = assume_block_aligned<RB>(xc);
           xc += R;
+          HPT_UNROLL_ALL
           for (int t = 0; t < RB; ++t) {
             const Real xv = xrow[t];
             HPT_SIMD for (int v = 0; v < UB; ++v) {
@@ -342,18 +349,21 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
               anh[t][v] += cn[v] * xv;
             }
           }
+          HPT_UNROLL_ALL
           for (int v = 0; v < UB; ++v) {
             cr[v] = nr[v];
             cz[v] = nz[v];
             cn[v] = nn[v];
           }
         }
+        HPT_UNROLL_ALL
         for (int v = 0; v < UB; ++v) {
           const int j = j0 + v;
           if (j < H) {
             const Real br = p.gru.b_ih(m, j) + p.gru.b_hh(m, j);
             const Real bz = p.gru.b_ih(m, H + j) + p.gru.b_hh(m, H + j);
             const Real bin = p.gru.b_ih(m, 2 * H + j), bhn = p.gru.b_hh(m, 2 * H + j);
+            HPT_UNROLL_ALL
             for (int t = 0; t < RB; ++t) {
               const int row = t0 + t;
               const Real r = math::sigmoid(ar[t][v] + br);
@@ -383,17 +393,23 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
           const int jb = it % unit_blocks, g = it / unit_blocks;
           const int j0 = jb * UB, t0 = g * RB;
           Real acc[RB][UB];
+          HPT_UNROLL_ALL
           for (int t = 0; t < RB; ++t)
+            HPT_UNROLL_ALL
             for (int v = 0; v < UB; ++v) acc[t][v] = Real(0);
           for (int c = 0; c < H; ++c) {
             const Real* wn = &wt(m, I + c, 2 * Hp + j0);
+            HPT_UNROLL_ALL
             for (int t = 0; t < RB; ++t) {
               const Real xv = rh[c * R + t0 + t];
               HPT_SIMD for (int v = 0; v < UB; ++v) acc[t][v] += wn[v] * xv;
             }
           }
-          for (int v = 0; v < UB && j0 + v < H; ++v) {
+          HPT_UNROLL_ALL
+          for (int v = 0; v < UB; ++v) {
             const int j = j0 + v;
+            if (j >= H) continue;
+            HPT_UNROLL_ALL
             for (int t = 0; t < RB; ++t) {
               const int row = t0 + t;
               const Real z = zb[j * R + row];
@@ -407,8 +423,10 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
       if (regs) {  // one item per thread: write my block of the new h
         if (mine >= 0) {
           const int j0 = mine % unit_blocks * UB, t0 = mine / unit_blocks * RB;
+          HPT_UNROLL_ALL
           for (int v = 0; v < UB; ++v)
             if (j0 + v < H)
+              HPT_UNROLL_ALL
               for (int t = 0; t < RB; ++t) hcur[(j0 + v) * R + t0 + t] = hreg[t][v];
         }
       } else {
@@ -424,17 +442,22 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
         const int t0 = g * RBH;
         if (qb == head_blocks) {
           Real acc[RBH];
+          HPT_UNROLL_ALL
           for (int t = 0; t < RBH; ++t) acc[t] = Real(0);
           for (int j = 0; j < H; ++j) {
             const Real* hrow = assume_block_aligned<RBH>(hcur + j * R + t0);
+            HPT_UNROLL_ALL
             for (int t = 0; t < RBH; ++t) acc[t] += hrow[t] * hrow[t];
           }
+          HPT_UNROLL_ALL
           for (int t = 0; t < RBH; ++t) norm2[t0 + t] = acc[t];
           return;
         }
         const int q0 = qb * UB;
         Real acc[RBH][UB];
+        HPT_UNROLL_ALL
         for (int t = 0; t < RBH; ++t)
+          HPT_UNROLL_ALL
           for (int v = 0; v < UB; ++v) acc[t][v] = Real(0);
         const Real* wj = &ht(m, 0, q0);
         const Real* hj = hcur + t0;
@@ -445,14 +468,17 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
           wj += Qp;
           const Real* hrow = assume_block_aligned<RBH>(hj);
           hj += R;
+          HPT_UNROLL_ALL
           for (int t = 0; t < RBH; ++t) {
             const Real hv = hrow[t];
             HPT_SIMD for (int v = 0; v < UB; ++v) acc[t][v] += w[v] * hv;
           }
         }
+        HPT_UNROLL_ALL
         for (int v = 0; v < UB; v += 2) {
           const int i = (q0 + v) / 2;  // the pair's prior unit, or S for C's pair
           if (i > S) continue;
+          HPT_UNROLL_ALL
           for (int t = 0; t < RBH; ++t) {
             const int row = t0 + t;
             if (i == S) {
