@@ -12,9 +12,9 @@
 #define HPT_SIMD
 #endif
 
-// HPT_UNROLL(n) before a loop asks nvcc's device pass to unroll it n times (registers renamed across
-// iterations instead of copied), HPT_UNROLL_ALL completely (a loop over a register block: its
-// arrays then stay in registers); nothing elsewhere. Changes no result.
+// HPT_UNROLL(n) before a loop asks nvcc's device pass to unroll it n times (registers renamed
+// across iterations instead of copied), HPT_UNROLL_ALL completely (a loop over a register block:
+// its arrays then stay in registers); nothing elsewhere. Changes no result.
 #define HPT_PRAGMA_(x) _Pragma(#x)
 #if defined(__CUDA_ARCH__)
 #define HPT_UNROLL(n) HPT_PRAGMA_(unroll n)

@@ -193,14 +193,14 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
   detail::check_rollout_arguments(params, h0, in, settings, out, "ensemble_rollout_tiled");
   if (E == 0) return;
 
-  const detail::TiledWeights<Real, Mem> tw = detail::make_tiled_weights<Space, Real, UB>(space,
-                                                                                          params);
+  const detail::TiledWeights<Real, Mem> tw =
+      detail::make_tiled_weights<Space, Real, UB>(space, params);
   const int Hp = tw.Hp, Qp = tw.Qp;
   const int W = I + H;
   const bool before = reset == GruReset::Before;
-  const int unit_blocks = Hp / UB;         // GRU product: items (row group, unit block)
+  const int unit_blocks = Hp / UB;  // GRU product: items (row group, unit block)
   const int items = unit_blocks * (R / RB);
-  const int head_blocks = Qp / UB;         // heads: items (row group, column block), then |h|^2
+  const int head_blocks = Qp / UB;  // heads: items (row group, column block), then |h|^2
   const int head_items = (head_blocks + 1) * (R / RBH);
   const int tiles = (N + R - 1) / R;
   const int league = tiles * E;
@@ -259,11 +259,11 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
       hn = wk.data();
       rh = wk.data() + (regs ? 0 : H * R);
     }
-    Real* const zb = rh + H * R;
-    Real* const nb = zb + H * R;
+    Real* const zb = before ? rh + H * R : nullptr;
+    Real* const nb = before ? rh + 2 * H * R : nullptr;
     Scratch sm(team.team_scratch(level), std::size_t(sums) * R);
-    Real* const s = sm.data();                  // (S, R)
-    Real* const csum = sm.data() + S * R;       // (2, R) C_0 h, C_1 h
+    Real* const s = sm.data();                    // (S, R)
+    Real* const csum = sm.data() + S * R;         // (2, R) C_0 h, C_1 h
     Real* const norm2 = sm.data() + (S + 2) * R;  // (R) |h|^2
     StateScratch state(team.team_scratch(level), R);
     Real* const hcur = xh + I * R;
@@ -288,9 +288,10 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
         const int j0 = jb * UB, t0 = g * RB;
         Real ar[RB][UB], az[RB][UB], anx[RB][UB], anh[RB][UB];
         HPT_UNROLL_ALL
-        for (int t = 0; t < RB; ++t)
+        for (int t = 0; t < RB; ++t) {
           HPT_UNROLL_ALL
           for (int v = 0; v < UB; ++v) ar[t][v] = az[t][v] = anx[t][v] = anh[t][v] = Real(0);
+        }
         // Weight column c of my units: UB consecutive values per gate, offsets multiples of UB;
         // read one column ahead of the products (the column after the last is zeros).
         const Real* wc = &wt(m, 0, j0);
@@ -325,9 +326,10 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
             cn[v] = nn[v];
           }
         }
-        if (before)  // U_n h waits for r (after the barrier): its weights count as zeros here
+        if (before) {  // U_n h waits for r (after the barrier): its weights count as zeros here
           HPT_UNROLL_ALL
           for (int v = 0; v < UB; ++v) cn[v] = Real(0);
+        }
         HPT_UNROLL(2)
         for (int c = I; c < W; ++c) {  // U h
           wc += stride;
@@ -335,9 +337,10 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
           load_block<UB>(wc, nr);
           load_block<UB>(wc + Hp, nz);
           load_block<UB>(wc + 2 * Hp, nn);
-          if (before)
+          if (before) {
             HPT_UNROLL_ALL
             for (int v = 0; v < UB; ++v) nn[v] = Real(0);
+          }
           const Real* xrow = assume_block_aligned<RB>(xc);
           xc += R;
           HPT_UNROLL_ALL
@@ -394,9 +397,10 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
           const int j0 = jb * UB, t0 = g * RB;
           Real acc[RB][UB];
           HPT_UNROLL_ALL
-          for (int t = 0; t < RB; ++t)
+          for (int t = 0; t < RB; ++t) {
             HPT_UNROLL_ALL
             for (int v = 0; v < UB; ++v) acc[t][v] = Real(0);
+          }
           for (int c = 0; c < H; ++c) {
             const Real* wn = &wt(m, I + c, 2 * Hp + j0);
             HPT_UNROLL_ALL
@@ -424,10 +428,11 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
         if (mine >= 0) {
           const int j0 = mine % unit_blocks * UB, t0 = mine / unit_blocks * RB;
           HPT_UNROLL_ALL
-          for (int v = 0; v < UB; ++v)
-            if (j0 + v < H)
-              HPT_UNROLL_ALL
-              for (int t = 0; t < RB; ++t) hcur[(j0 + v) * R + t0 + t] = hreg[t][v];
+          for (int v = 0; v < UB; ++v) {
+            if (j0 + v >= H) continue;
+            HPT_UNROLL_ALL
+            for (int t = 0; t < RB; ++t) hcur[(j0 + v) * R + t0 + t] = hreg[t][v];
+          }
         }
       } else {
         Kokkos::parallel_for(Kokkos::TeamVectorRange(team, H * R),
@@ -456,9 +461,10 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
         const int q0 = qb * UB;
         Real acc[RBH][UB];
         HPT_UNROLL_ALL
-        for (int t = 0; t < RBH; ++t)
+        for (int t = 0; t < RBH; ++t) {
           HPT_UNROLL_ALL
           for (int v = 0; v < UB; ++v) acc[t][v] = Real(0);
+        }
         const Real* wj = &ht(m, 0, q0);
         const Real* hj = hcur + t0;
         HPT_UNROLL(4)
