@@ -167,12 +167,14 @@ struct NoTeamWork {
 }  // namespace detail
 
 // Runs the rollout of ensemble_rollout with R scenarios per team (R = 1 and rollout_tile_rows are
-// the instantiations the dispatcher uses), each thread owning RB of a tile's rows and UB units
-// (defaults: the backend's choice; RB must divide R). settings.team_size > 0 sets the threads per
-// team.
+// the instantiations the dispatcher uses), each thread owning RB of a tile's rows and UB units, RBH
+// rows in the heads, with the weights read a column ahead into registers (PF, the GPU's form) or in
+// place (the CPU's); the defaults are the backend's choice, RB and RBH must divide R.
+// settings.team_size > 0 sets the threads per team.
 template <int R, class Space, class Real, int RB = detail::tile_row_block<Space, Real, R>(),
           int UB = detail::tile_unit_block<Space>(),
-          int RBH = detail::tile_head_row_block<Space, R>()>
+          int RBH = detail::tile_head_row_block<Space, R>(),
+          bool PF = (detail::team_vector_length<Space>() > 1)>
 HPT_LAUNCHER void ensemble_rollout_tiled(
     const Space& space, const RssmParams<Real, typename Space::memory_space>& params,
     const GruReset reset, const View2<Real, typename Space::memory_space>& h0,
@@ -221,312 +223,359 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
     if (team_size < 1) team_size = 1;
   }
   if (team_size > most) team_size = most;
-  // With one item per thread (the GPU's choice), the new h waits in the owner's registers for the
-  // barrier that ends the products; otherwise it goes through scratch.
-  const bool regs = !before && team_size >= items;
-
-  // Scratch (unit-major tiles of R rows): xh = [x; h]; the new h unless it stays in registers; with
-  // reset Before also r*h, z and W_n x; s and the heads' sums C_0 h, C_1 h, |h|^2; the loss states.
-  const int work = (regs ? 0 : H) + (before ? 3 * H : 0);
   const int sums = S + 3;
   using Scratch = detail::ScratchView1<Space, Real>;
   using StateScratch = detail::ScratchView1<Space, LossState<Real>>;
-  const std::size_t bytes = std::size_t(W) * R * sizeof(Real) + 16 +  // xh, 16-byte aligned
-                            std::size_t(work > 0 ? Scratch::shmem_size(std::size_t(work) * R) : 0) +
-                            Scratch::shmem_size(std::size_t(sums) * R) +
-                            StateScratch::shmem_size(R);
-  const int level = detail::scratch_level_for<Space>(bytes);
-
   const RssmParams<Real, Mem> p = params;
   const auto wt = tw.gru;
   const auto ht = tw.heads;
   const std::uint64_t seed = settings.seed;
   const Real clamp = Real(settings.clamp);
 
-  // At most kTiledTeamThreads threads per team and two teams per GPU multiprocessor: the compiler
-  // keeps the 4 x RB x UB accumulators within 128 registers.
-  const auto body = KOKKOS_LAMBDA(const typename Policy::member_type& team) {
-    const int m = team.league_rank() % E;
-    const int n0 = team.league_rank() / E * R;
-    const int rows = N - n0 < R ? N - n0 : R;
-    // [x; h] on a 16-byte boundary: a row group of RB values then loads as vectors.
-    Real* const xh = static_cast<Real*>(
-        team.team_scratch(level).get_shmem_aligned(std::size_t(W) * R * sizeof(Real), 16));
-    Real* hn = nullptr;  // (H, R) new h (scratch path)
-    Real* rh = nullptr;  // Before: (H, R) r*h, then z, then W_n x + b
-    if (work > 0) {
-      Scratch wk(team.team_scratch(level), std::size_t(work) * R);
-      hn = wk.data();
-      rh = wk.data() + (regs ? 0 : H * R);
-    }
-    Real* const zb = before ? rh + H * R : nullptr;
-    Real* const nb = before ? rh + 2 * H * R : nullptr;
-    Scratch sm(team.team_scratch(level), std::size_t(sums) * R);
-    Real* const s = sm.data();                    // (S, R)
-    Real* const csum = sm.data() + S * R;         // (2, R) C_0 h, C_1 h
-    Real* const norm2 = sm.data() + (S + 2) * R;  // (R) |h|^2
-    StateScratch state(team.team_scratch(level), R);
-    Real* const hcur = xh + I * R;
+  // Two passes over the same body: the first asks the kernel's limit on the team size with the
+  // chosen one; where that is lower (not expected: the launch bound allows 256), the second runs
+  // with the limit and the layout that goes with it.
+  for (int pass = 0; pass < 2; ++pass) {
+    // With one item per thread (the GPU's choice), the new h waits in the owner's registers for the
+    // barrier that ends the products; otherwise it goes through scratch.
+    const bool regs = !before && team_size >= items;
 
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, W * R), [&](const int i) {
-      const int c = i / R;
-      xh[i] = c < I ? in.x0(c) : h0(m, c - I);
-    });
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, R), [&](const int t) {
-      state(t) = in.loss_states(in.run);
-      if (t < rows) out.loss_paths(n0 + t, m, 0) = math::exp(state(t).log_loss);
-    });
-    team.team_barrier();
+    // Scratch (unit-major tiles of R rows): xh = [x; h]; the new h unless it stays in registers;
+    // with reset Before also r*h, z and W_n x; s and the heads' sums C_0 h, C_1 h, |h|^2; the loss
+    // states.
+    const int work = (regs ? 0 : H) + (before ? 3 * H : 0);
+    const std::size_t bytes =
+        std::size_t(W) * R * sizeof(Real) + 16 +  // xh, 16-byte aligned
+        std::size_t(work > 0 ? Scratch::shmem_size(std::size_t(work) * R) : 0) +
+        Scratch::shmem_size(std::size_t(sums) * R) + StateScratch::shmem_size(R);
+    const int level = detail::scratch_level_for<Space>(bytes);
 
-    for (int k = 1; k <= Y; ++k) {
-      // GRU: gate sums of my RB rows x UB units; [x; h] is read from scratch, the weights one
-      // column ahead.
-      Real hreg[RB][UB];  // the new h of my item (regs)
-      int mine = -1;
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, items), [&](const int it) {
-        const int jb = it % unit_blocks, g = it / unit_blocks;
-        const int j0 = jb * UB, t0 = g * RB;
-        Real ar[RB][UB], az[RB][UB], anx[RB][UB], anh[RB][UB];
-        HPT_UNROLL_ALL
-        for (int t = 0; t < RB; ++t) {
-          HPT_UNROLL_ALL
-          for (int v = 0; v < UB; ++v) ar[t][v] = az[t][v] = anx[t][v] = anh[t][v] = Real(0);
-        }
-        // Weight column c of my units: UB consecutive values per gate, offsets multiples of UB;
-        // read one column ahead of the products (the column after the last is zeros).
-        const Real* wc = &wt(m, 0, j0);
-        const int stride = 3 * Hp;
-        const Real* xc = xh + t0;  // my rows of column c of [x; h]
-        Real cr[UB], cz[UB], cn[UB];
-        load_block<UB>(wc, cr);
-        load_block<UB>(wc + Hp, cz);
-        load_block<UB>(wc + 2 * Hp, cn);
-        HPT_UNROLL(2)
-        for (int c = 0; c < I; ++c) {  // W x
-          wc += stride;
-          Real nr[UB], nz[UB], nn[UB];
-          load_block<UB>(wc, nr);
-          load_block<UB>(wc + Hp, nz);
-          load_block<UB>(wc + 2 * Hp, nn);
-          const Real* xrow = assume_block_aligned<RB>(xc);
-          xc += R;
-          HPT_UNROLL_ALL
-          for (int t = 0; t < RB; ++t) {
-            const Real xv = xrow[t];
-            HPT_SIMD for (int v = 0; v < UB; ++v) {
-              ar[t][v] += cr[v] * xv;
-              az[t][v] += cz[v] * xv;
-              anx[t][v] += cn[v] * xv;
-            }
-          }
-          HPT_UNROLL_ALL
-          for (int v = 0; v < UB; ++v) {
-            cr[v] = nr[v];
-            cz[v] = nz[v];
-            cn[v] = nn[v];
-          }
-        }
-        if (before) {  // U_n h waits for r (after the barrier): its weights count as zeros here
-          HPT_UNROLL_ALL
-          for (int v = 0; v < UB; ++v) cn[v] = Real(0);
-        }
-        HPT_UNROLL(2)
-        for (int c = I; c < W; ++c) {  // U h
-          wc += stride;
-          Real nr[UB], nz[UB], nn[UB];
-          load_block<UB>(wc, nr);
-          load_block<UB>(wc + Hp, nz);
-          load_block<UB>(wc + 2 * Hp, nn);
-          if (before) {
-            HPT_UNROLL_ALL
-            for (int v = 0; v < UB; ++v) nn[v] = Real(0);
-          }
-          const Real* xrow = assume_block_aligned<RB>(xc);
-          xc += R;
-          HPT_UNROLL_ALL
-          for (int t = 0; t < RB; ++t) {
-            const Real xv = xrow[t];
-            HPT_SIMD for (int v = 0; v < UB; ++v) {
-              ar[t][v] += cr[v] * xv;
-              az[t][v] += cz[v] * xv;
-              anh[t][v] += cn[v] * xv;
-            }
-          }
-          HPT_UNROLL_ALL
-          for (int v = 0; v < UB; ++v) {
-            cr[v] = nr[v];
-            cz[v] = nz[v];
-            cn[v] = nn[v];
-          }
-        }
-        HPT_UNROLL_ALL
-        for (int v = 0; v < UB; ++v) {
-          const int j = j0 + v;
-          if (j < H) {
-            const Real br = p.gru.b_ih(m, j) + p.gru.b_hh(m, j);
-            const Real bz = p.gru.b_ih(m, H + j) + p.gru.b_hh(m, H + j);
-            const Real bin = p.gru.b_ih(m, 2 * H + j), bhn = p.gru.b_hh(m, 2 * H + j);
-            HPT_UNROLL_ALL
-            for (int t = 0; t < RB; ++t) {
-              const int row = t0 + t;
-              const Real r = math::sigmoid(ar[t][v] + br);
-              const Real z = math::sigmoid(az[t][v] + bz);
-              const Real hj = hcur[j * R + row];
-              if (before) {
-                rh[j * R + row] = r * hj;
-                zb[j * R + row] = z;
-                nb[j * R + row] = anx[t][v] + bin + bhn;
-              } else {
-                const Real n = math::tanh(anx[t][v] + bin + r * (anh[t][v] + bhn));
-                const Real hnew = (Real(1) - z) * n + z * hj;  // PyTorch: h' = (1 - z) n + z h
-                if (regs) {
-                  hreg[t][v] = hnew;
-                } else {
-                  hn[j * R + row] = hnew;
-                }
-              }
-            }
-          }
-        }
-        mine = it;
+    // At most kTiledTeamThreads threads per team and two teams per GPU multiprocessor: the compiler
+    // keeps the 4 x RB x UB accumulators within 128 registers.
+    const auto body = KOKKOS_LAMBDA(const typename Policy::member_type& team) {
+      const int m = team.league_rank() % E;
+      const int n0 = team.league_rank() / E * R;
+      const int rows = N - n0 < R ? N - n0 : R;
+      // [x; h] on a 16-byte boundary: a row group of RB values then loads as vectors.
+      Real* const xh = static_cast<Real*>(
+          team.team_scratch(level).get_shmem_aligned(std::size_t(W) * R * sizeof(Real), 16));
+      Real* hn = nullptr;  // (H, R) new h (scratch path)
+      Real* rh = nullptr;  // Before: (H, R) r*h, then z, then W_n x + b
+      if (work > 0) {
+        Scratch wk(team.team_scratch(level), std::size_t(work) * R);
+        hn = wk.data();
+        rh = wk.data() + (regs ? 0 : H * R);
+      }
+      Real* const zb = before ? rh + H * R : nullptr;
+      Real* const nb = before ? rh + 2 * H * R : nullptr;
+      Scratch sm(team.team_scratch(level), std::size_t(sums) * R);
+      Real* const s = sm.data();                    // (S, R)
+      Real* const csum = sm.data() + S * R;         // (2, R) C_0 h, C_1 h
+      Real* const norm2 = sm.data() + (S + 2) * R;  // (R) |h|^2
+      StateScratch state(team.team_scratch(level), R);
+      Real* const hcur = xh + I * R;
+
+      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, W * R), [&](const int i) {
+        const int c = i / R;
+        xh[i] = c < I ? in.x0(c) : h0(m, c - I);
+      });
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, R), [&](const int t) {
+        state(t) = in.loss_states(in.run);
+        if (t < rows) out.loss_paths(n0 + t, m, 0) = math::exp(state(t).log_loss);
       });
       team.team_barrier();
-      if (before) {  // U_n (r * h) needs every unit's r first
+
+      for (int k = 1; k <= Y; ++k) {
+        // GRU: gate sums of my RB rows x UB units; [x; h] is read from scratch, the weights one
+        // column ahead.
+        Real hreg[RB][UB];  // the new h of my item (regs)
+        int mine = -1;
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, items), [&](const int it) {
           const int jb = it % unit_blocks, g = it / unit_blocks;
           const int j0 = jb * UB, t0 = g * RB;
-          Real acc[RB][UB];
+          Real ar[RB][UB], az[RB][UB], anx[RB][UB], anh[RB][UB];
           HPT_UNROLL_ALL
           for (int t = 0; t < RB; ++t) {
             HPT_UNROLL_ALL
-            for (int v = 0; v < UB; ++v) acc[t][v] = Real(0);
+            for (int v = 0; v < UB; ++v) ar[t][v] = az[t][v] = anx[t][v] = anh[t][v] = Real(0);
           }
-          for (int c = 0; c < H; ++c) {
-            const Real* wn = &wt(m, I + c, 2 * Hp + j0);
+          // Weight column c of my units: UB consecutive values per gate, offsets multiples of UB
+          // (the column after the last is zeros, for PF's read ahead).
+          const Real* wc = &wt(m, 0, j0);
+          const int stride = 3 * Hp;
+          const Real* xc = xh + t0;  // my rows of column c of [x; h]
+          // PF: my weights of the column live in registers, read a column ahead (the GPU's form);
+          // else read in place, the unit loop on vector lanes (the CPU's form). Same products.
+          Real cr[UB], cz[UB], cn[UB];
+          if constexpr (PF) {
+            load_block<UB>(wc, cr);
+            load_block<UB>(wc + Hp, cz);
+            load_block<UB>(wc + 2 * Hp, cn);
+          }
+          HPT_UNROLL(2)
+          for (int c = 0; c < I; ++c) {  // W x
+            const Real *pr = cr, *pz = cz, *pn = cn;
+            Real nr[UB], nz[UB], nn[UB];
+            if constexpr (PF) {
+              wc += stride;
+              load_block<UB>(wc, nr);
+              load_block<UB>(wc + Hp, nz);
+              load_block<UB>(wc + 2 * Hp, nn);
+            } else {
+              pr = wc;
+              pz = wc + Hp;
+              pn = wc + 2 * Hp;
+              wc += stride;
+            }
+            const Real* xrow = assume_block_aligned<RB>(xc);
+            xc += R;
             HPT_UNROLL_ALL
             for (int t = 0; t < RB; ++t) {
-              const Real xv = rh[c * R + t0 + t];
-              HPT_SIMD for (int v = 0; v < UB; ++v) acc[t][v] += wn[v] * xv;
+              const Real xv = xrow[t];
+              HPT_SIMD for (int v = 0; v < UB; ++v) {
+                ar[t][v] += pr[v] * xv;
+                az[t][v] += pz[v] * xv;
+                anx[t][v] += pn[v] * xv;
+              }
+            }
+            if constexpr (PF) {
+              HPT_UNROLL_ALL
+              for (int v = 0; v < UB; ++v) {
+                cr[v] = nr[v];
+                cz[v] = nz[v];
+                cn[v] = nn[v];
+              }
+            }
+          }
+          // With reset Before, U_n h waits for r (after the barrier): its weights count as zeros.
+          if (PF && before) {
+            HPT_UNROLL_ALL
+            for (int v = 0; v < UB; ++v) cn[v] = Real(0);
+          }
+          HPT_UNROLL(2)
+          for (int c = I; c < W; ++c) {  // U h
+            const Real *pr = cr, *pz = cz, *pn = cn;
+            Real nr[UB], nz[UB], nn[UB];
+            if constexpr (PF) {
+              wc += stride;
+              load_block<UB>(wc, nr);
+              load_block<UB>(wc + Hp, nz);
+              load_block<UB>(wc + 2 * Hp, nn);
+              if (before) {
+                HPT_UNROLL_ALL
+                for (int v = 0; v < UB; ++v) nn[v] = Real(0);
+              }
+            } else {
+              pr = wc;
+              pz = wc + Hp;
+              pn = wc + 2 * Hp;
+              wc += stride;
+            }
+            const Real* xrow = assume_block_aligned<RB>(xc);
+            xc += R;
+            HPT_UNROLL_ALL
+            for (int t = 0; t < RB; ++t) {
+              const Real xv = xrow[t];
+              HPT_SIMD for (int v = 0; v < UB; ++v) {
+                ar[t][v] += pr[v] * xv;
+                az[t][v] += pz[v] * xv;
+                if constexpr (PF) {
+                  anh[t][v] += pn[v] * xv;
+                } else {
+                  anh[t][v] += before ? Real(0) : pn[v] * xv;
+                }
+              }
+            }
+            if constexpr (PF) {
+              HPT_UNROLL_ALL
+              for (int v = 0; v < UB; ++v) {
+                cr[v] = nr[v];
+                cz[v] = nz[v];
+                cn[v] = nn[v];
+              }
             }
           }
           HPT_UNROLL_ALL
           for (int v = 0; v < UB; ++v) {
             const int j = j0 + v;
-            if (j >= H) continue;
+            if (j < H) {
+              const Real br = p.gru.b_ih(m, j) + p.gru.b_hh(m, j);
+              const Real bz = p.gru.b_ih(m, H + j) + p.gru.b_hh(m, H + j);
+              const Real bin = p.gru.b_ih(m, 2 * H + j), bhn = p.gru.b_hh(m, 2 * H + j);
+              HPT_UNROLL_ALL
+              for (int t = 0; t < RB; ++t) {
+                const int row = t0 + t;
+                const Real r = math::sigmoid(ar[t][v] + br);
+                const Real z = math::sigmoid(az[t][v] + bz);
+                const Real hj = hcur[j * R + row];
+                if (before) {
+                  rh[j * R + row] = r * hj;
+                  zb[j * R + row] = z;
+                  nb[j * R + row] = anx[t][v] + bin + bhn;
+                } else {
+                  const Real n = math::tanh(anx[t][v] + bin + r * (anh[t][v] + bhn));
+                  const Real hnew = (Real(1) - z) * n + z * hj;  // PyTorch: h' = (1 - z) n + z h
+                  if (regs) {
+                    hreg[t][v] = hnew;
+                  } else {
+                    hn[j * R + row] = hnew;
+                  }
+                }
+              }
+            }
+          }
+          mine = it;
+        });
+        team.team_barrier();
+        if (before) {  // U_n (r * h) needs every unit's r first
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, items), [&](const int it) {
+            const int jb = it % unit_blocks, g = it / unit_blocks;
+            const int j0 = jb * UB, t0 = g * RB;
+            Real acc[RB][UB];
             HPT_UNROLL_ALL
             for (int t = 0; t < RB; ++t) {
+              HPT_UNROLL_ALL
+              for (int v = 0; v < UB; ++v) acc[t][v] = Real(0);
+            }
+            for (int c = 0; c < H; ++c) {
+              const Real* wn = &wt(m, I + c, 2 * Hp + j0);
+              HPT_UNROLL_ALL
+              for (int t = 0; t < RB; ++t) {
+                const Real xv = rh[c * R + t0 + t];
+                HPT_SIMD for (int v = 0; v < UB; ++v) acc[t][v] += wn[v] * xv;
+              }
+            }
+            HPT_UNROLL_ALL
+            for (int v = 0; v < UB; ++v) {
+              const int j = j0 + v;
+              if (j >= H) continue;
+              HPT_UNROLL_ALL
+              for (int t = 0; t < RB; ++t) {
+                const int row = t0 + t;
+                const Real z = zb[j * R + row];
+                const Real n = math::tanh(nb[j * R + row] + acc[t][v]);
+                hn[j * R + row] = (Real(1) - z) * hcur[j * R + row] + z * n;  // prototype's update
+              }
+            }
+          });
+          team.team_barrier();
+        }
+        if (regs) {  // one item per thread: write my block of the new h
+          if (mine >= 0) {
+            const int j0 = mine % unit_blocks * UB, t0 = mine / unit_blocks * RB;
+            HPT_UNROLL_ALL
+            for (int v = 0; v < UB; ++v) {
+              if (j0 + v >= H) continue;
+              HPT_UNROLL_ALL
+              for (int t = 0; t < RB; ++t) hcur[(j0 + v) * R + t0 + t] = hreg[t][v];
+            }
+          }
+        } else {
+          Kokkos::parallel_for(Kokkos::TeamVectorRange(team, H * R),
+                               [&](const int i) { hcur[i] = hn[i]; });
+        }
+        team.team_barrier();
+
+        // Heads on the new h: the column pairs (A_i h, B_i h), then s_i = mu + sigma eps at once,
+        // and (C_0 h, C_1 h), per RBH rows x UB columns; |h|^2 per RBH rows (the last R / RBH
+        // items).
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, head_items), [&](const int it) {
+          const int qb = it % (head_blocks + 1), g = it / (head_blocks + 1);
+          const int t0 = g * RBH;
+          if (qb == head_blocks) {
+            Real acc[RBH];
+            HPT_UNROLL_ALL
+            for (int t = 0; t < RBH; ++t) acc[t] = Real(0);
+            for (int j = 0; j < H; ++j) {
+              const Real* hrow = assume_block_aligned<RBH>(hcur + j * R + t0);
+              HPT_UNROLL_ALL
+              for (int t = 0; t < RBH; ++t) acc[t] += hrow[t] * hrow[t];
+            }
+            HPT_UNROLL_ALL
+            for (int t = 0; t < RBH; ++t) norm2[t0 + t] = acc[t];
+            return;
+          }
+          const int q0 = qb * UB;
+          Real acc[RBH][UB];
+          HPT_UNROLL_ALL
+          for (int t = 0; t < RBH; ++t) {
+            HPT_UNROLL_ALL
+            for (int v = 0; v < UB; ++v) acc[t][v] = Real(0);
+          }
+          const Real* wj = &ht(m, 0, q0);
+          const Real* hj = hcur + t0;
+          HPT_UNROLL(4)
+          for (int j = 0; j < H; ++j) {
+            Real wb[UB];
+            const Real* w = wj;
+            if constexpr (PF) {
+              load_block<UB>(wj, wb);
+              w = wb;
+            }
+            wj += Qp;
+            const Real* hrow = assume_block_aligned<RBH>(hj);
+            hj += R;
+            HPT_UNROLL_ALL
+            for (int t = 0; t < RBH; ++t) {
+              const Real hv = hrow[t];
+              HPT_SIMD for (int v = 0; v < UB; ++v) acc[t][v] += w[v] * hv;
+            }
+          }
+          HPT_UNROLL_ALL
+          for (int v = 0; v < UB; v += 2) {
+            const int i = (q0 + v) / 2;  // the pair's prior unit, or S for C's pair
+            if (i > S) continue;
+            HPT_UNROLL_ALL
+            for (int t = 0; t < RBH; ++t) {
               const int row = t0 + t;
-              const Real z = zb[j * R + row];
-              const Real n = math::tanh(nb[j * R + row] + acc[t][v]);
-              hn[j * R + row] = (Real(1) - z) * hcur[j * R + row] + z * n;  // prototype's update
+              if (i == S) {
+                csum[row] = acc[t][v];
+                csum[R + row] = acc[t][v + 1];
+              } else if (row < rows) {
+                const Real eps = Real(rng::normal(rng::key(seed, n0 + row, m, k, i)));
+                s[i * R + row] = detail::prior_sample(p, m, i, acc[t][v], acc[t][v + 1], eps);
+              }
             }
           }
         });
         team.team_barrier();
-      }
-      if (regs) {  // one item per thread: write my block of the new h
-        if (mine >= 0) {
-          const int j0 = mine % unit_blocks * UB, t0 = mine / unit_blocks * RB;
-          HPT_UNROLL_ALL
-          for (int v = 0; v < UB; ++v) {
-            if (j0 + v >= H) continue;
-            HPT_UNROLL_ALL
-            for (int t = 0; t < RB; ++t) hcur[(j0 + v) * R + t0 + t] = hreg[t][v];
-          }
-        }
-      } else {
-        Kokkos::parallel_for(Kokkos::TeamVectorRange(team, H * R),
-                             [&](const int i) { hcur[i] = hn[i]; });
-      }
-      team.team_barrier();
 
-      // Heads on the new h: the column pairs (A_i h, B_i h), then s_i = mu + sigma eps at once, and
-      // (C_0 h, C_1 h), per RBH rows x UB columns; |h|^2 per RBH rows (the last R / RBH items).
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, head_items), [&](const int it) {
-        const int qb = it % (head_blocks + 1), g = it / (head_blocks + 1);
-        const int t0 = g * RBH;
-        if (qb == head_blocks) {
-          Real acc[RBH];
-          HPT_UNROLL_ALL
-          for (int t = 0; t < RBH; ++t) acc[t] = Real(0);
-          for (int j = 0; j < H; ++j) {
-            const Real* hrow = assume_block_aligned<RBH>(hcur + j * R + t0);
-            HPT_UNROLL_ALL
-            for (int t = 0; t < RBH; ++t) acc[t] += hrow[t] * hrow[t];
+        // Loss head, hidden norm and the path update: one thread per row.
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](const int t) {
+          Real cs0 = 0, cs1 = 0;
+          for (int i = 0; i < S; ++i) {
+            cs0 += p.loss_head_w(m, 0, H + i) * s[i * R + t];
+            cs1 += p.loss_head_w(m, 1, H + i) * s[i * R + t];
           }
-          HPT_UNROLL_ALL
-          for (int t = 0; t < RBH; ++t) norm2[t0 + t] = acc[t];
-          return;
-        }
-        const int q0 = qb * UB;
-        Real acc[RBH][UB];
-        HPT_UNROLL_ALL
-        for (int t = 0; t < RBH; ++t) {
-          HPT_UNROLL_ALL
-          for (int v = 0; v < UB; ++v) acc[t][v] = Real(0);
-        }
-        const Real* wj = &ht(m, 0, q0);
-        const Real* hj = hcur + t0;
-        HPT_UNROLL(4)
-        for (int j = 0; j < H; ++j) {
-          Real w[UB];
-          load_block<UB>(wj, w);
-          wj += Qp;
-          const Real* hrow = assume_block_aligned<RBH>(hj);
-          hj += R;
-          HPT_UNROLL_ALL
-          for (int t = 0; t < RBH; ++t) {
-            const Real hv = hrow[t];
-            HPT_SIMD for (int v = 0; v < UB; ++v) acc[t][v] += w[v] * hv;
-          }
-        }
-        HPT_UNROLL_ALL
-        for (int v = 0; v < UB; v += 2) {
-          const int i = (q0 + v) / 2;  // the pair's prior unit, or S for C's pair
-          if (i > S) continue;
-          HPT_UNROLL_ALL
-          for (int t = 0; t < RBH; ++t) {
-            const int row = t0 + t;
-            if (i == S) {
-              csum[row] = acc[t][v];
-              csum[R + row] = acc[t][v + 1];
-            } else if (row < rows) {
-              const Real eps = Real(rng::normal(rng::key(seed, n0 + row, m, k, i)));
-              s[i * R + row] = detail::prior_sample(p, m, i, acc[t][v], acc[t][v + 1], eps);
-            }
-          }
-        }
-      });
-      team.team_barrier();
+          const Real eps = Real(rng::normal(rng::key(seed, n0 + t, m, k, S)));
+          const Real delta = detail::loss_delta(p, m, csum[t] + cs0, csum[R + t] + cs1, eps);
+          const detail::TileRow<Real> x{xh + t, R};
+          detail::advance_loss_features(state(t), delta, mode, x, in.norm_mean, in.norm_inv_std,
+                                        clamp);
+          out.loss_paths(n0 + t, m, k) = math::exp(state(t).log_loss);
+          out.hidden_norms(n0 + t, m, k - 1) = math::sqrt(norm2[t]);
+        });
+        team.team_barrier();
+      }
 
-      // Loss head, hidden norm and the path update: one thread per row.
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](const int t) {
-        Real cs0 = 0, cs1 = 0;
-        for (int i = 0; i < S; ++i) {
-          cs0 += p.loss_head_w(m, 0, H + i) * s[i * R + t];
-          cs1 += p.loss_head_w(m, 1, H + i) * s[i * R + t];
-        }
-        const Real eps = Real(rng::normal(rng::key(seed, n0 + t, m, k, S)));
-        const Real delta = detail::loss_delta(p, m, csum[t] + cs0, csum[R + t] + cs1, eps);
-        const detail::TileRow<Real> x{xh + t, R};
-        detail::advance_loss_features(state(t), delta, mode, x, in.norm_mean, in.norm_inv_std,
-                                      clamp);
-        out.loss_paths(n0 + t, m, k) = math::exp(state(t).log_loss);
-        out.hidden_norms(n0 + t, m, k - 1) = math::sqrt(norm2[t]);
+        for (int j = 0; j < H; ++j) out.final_latents(n0 + t, m, j) = hcur[j * R + t];
       });
-      team.team_barrier();
+    };
+
+    Policy policy(space, league, team_size, 1);
+    policy.set_scratch_size(level, Kokkos::PerTeam(bytes));
+    if (pass == 0) {
+      const int fits = policy.team_size_max(body, Kokkos::ParallelForTag());
+      HPT_REQUIRE(fits >= 1, "ensemble_rollout_tiled: the kernel does not fit a team");
+      if (team_size > fits) {
+        team_size = fits;
+        continue;
+      }
     }
-
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](const int t) {
-      for (int j = 0; j < H; ++j) out.final_latents(n0 + t, m, j) = hcur[j * R + t];
-    });
-  };
-
-  Policy policy(space, league, team_size, 1);
-  policy.set_scratch_size(level, Kokkos::PerTeam(bytes));
-  const int fits = policy.team_size_max(body, Kokkos::ParallelForTag());
-  HPT_REQUIRE(team_size <= fits, "ensemble_rollout_tiled: team size above the kernel's limit");
-  Kokkos::parallel_for("hpt::ensemble_rollout_tiled", policy, body);
+    Kokkos::parallel_for("hpt::ensemble_rollout_tiled", policy, body);
+    break;
+  }
   detail::mean_hidden_norm(space, out);
 }
 

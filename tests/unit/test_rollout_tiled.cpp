@@ -46,14 +46,15 @@ std::vector<std::vector<double>> tiled(const Problem<Real, Mem>& pb, GruReset re
       }));
 }
 
-// With explicit register blocks: RB rows x UB units per thread, heads RBH rows x UB columns.
-template <int R, int RB, int UB, int RBH, class Space, class Real, class Mem>
+// With explicit register blocks: RB rows x UB units per thread, heads RBH rows x UB columns, the
+// weights read a column ahead into registers (PF, the GPU's form) or in place.
+template <int R, int RB, int UB, int RBH, bool PF, class Space, class Real, class Mem>
 std::vector<std::vector<double>> tiled_blocked(const Problem<Real, Mem>& pb, GruReset reset,
                                                const hpt::RolloutSettings& settings) {
   return all_outputs(
       hpt::test::run_rollout<Space>(pb, settings, [&](const hpt::RolloutOutputs<Real, Mem>& out) {
-        hpt::ensemble_rollout_tiled<R, Space, Real, RB, UB, RBH>(Space(), pb.params, reset, pb.h0,
-                                                                 pb.in, settings, out);
+        hpt::ensemble_rollout_tiled<R, Space, Real, RB, UB, RBH, PF>(Space(), pb.params, reset,
+                                                                     pb.h0, pb.in, settings, out);
       }));
 }
 
@@ -95,8 +96,9 @@ TYPED_TEST(RolloutTiled, MatchesTeamPerPathKernel) {
 
 // The GPU's blocks on every backend: tiles of 20 rows as two groups of 10 (N = 3, 19, 33, 40: one
 // partial tile, one and a partial, two whole), 2 units per thread (H = 7: an odd unit padded),
-// heads of 4 rows; also tiles of 16 as 2 x 8 and 5 as 5 x 1 (heads 1 row). A block changes only
-// who computes a value, not its order of operations: same bits as the backend's own blocks.
+// heads of 4 rows, weights read ahead; also tiles of 16 as 2 x 8 and 5 as 5 x 1 (heads 1 row), and
+// the GPU's blocks with the weights read in place. A block changes only who computes a value, not
+// its order of operations: same bits as the backend's own blocks.
 TYPED_TEST(RolloutTiled, RegisterBlocksMatch) {
   using Space = typename TypeParam::space;
   using Real = typename TypeParam::real;
@@ -109,14 +111,18 @@ TYPED_TEST(RolloutTiled, RegisterBlocksMatch) {
     const auto settings = settings_for(c);
     const auto reference = team_per_path<Space>(pb, c.reset, settings);
     const double tol = 4.0 * (c.Y + 1) * hpt::test::tolerance<Real>(c.H + c.I);
-    const auto b20 = tiled_blocked<20, 10, 2, 4, Space>(pb, c.reset, settings);
+    const auto b20 = tiled_blocked<20, 10, 2, 4, true, Space>(pb, c.reset, settings);
     hpt::test::expect_outputs_near(b20, reference, tol);
-    hpt::test::expect_outputs_near(tiled_blocked<16, 8, 2, 4, Space>(pb, c.reset, settings),
+    hpt::test::expect_outputs_near(tiled_blocked<16, 8, 2, 4, true, Space>(pb, c.reset, settings),
                                    reference, tol);
-    hpt::test::expect_outputs_near(tiled_blocked<5, 5, 4, 1, Space>(pb, c.reset, settings),
+    hpt::test::expect_outputs_near(tiled_blocked<5, 5, 4, 1, true, Space>(pb, c.reset, settings),
                                    reference, tol);
     const auto own20 = tiled<20, Space>(pb, c.reset, settings);
-    for (int o = 0; o < 4; ++o) EXPECT_EQ(b20[o], own20[o]) << hpt::test::kOutputNames[o];
+    const auto in_place = tiled_blocked<20, 10, 2, 4, false, Space>(pb, c.reset, settings);
+    for (int o = 0; o < 4; ++o) {
+      EXPECT_EQ(b20[o], own20[o]) << hpt::test::kOutputNames[o];
+      EXPECT_EQ(in_place[o], own20[o]) << hpt::test::kOutputNames[o] << " (in place)";
+    }
   }
 }
 
@@ -135,11 +141,11 @@ TYPED_TEST(RolloutTiled, NewHiddenInRegistersOrScratch) {
   const auto reference = team_per_path<Space>(pb, c.reset, settings);
   const double tol = 4.0 * (c.Y + 1) * hpt::test::tolerance<Real>(c.H + c.I);
   settings.team_size = 1;
-  const auto one = tiled_blocked<4, 4, 2, 2, Space>(pb, c.reset, settings);
+  const auto one = tiled_blocked<4, 4, 2, 2, true, Space>(pb, c.reset, settings);
   hpt::test::expect_outputs_near(one, reference, tol);
   for (const int team_size : {2, 4, 8}) {
     settings.team_size = team_size;
-    const auto out = tiled_blocked<4, 4, 2, 2, Space>(pb, c.reset, settings);
+    const auto out = tiled_blocked<4, 4, 2, 2, true, Space>(pb, c.reset, settings);
     for (int o = 0; o < 4; ++o)
       EXPECT_EQ(out[o], one[o]) << hpt::test::kOutputNames[o] << " team_size " << team_size;
   }
