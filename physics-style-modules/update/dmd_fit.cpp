@@ -134,7 +134,7 @@ DmdFit fit_dmd(const std::vector<double>& gram, int m, int max_rank, double max_
 namespace {
 
 // z <- A z (r x r, row-major).
-std::vector<double> apply(const std::vector<double>& op, const std::vector<double>& z) {
+std::vector<double> apply_operator(const std::vector<double>& op, const std::vector<double>& z) {
   const std::size_t r = z.size();
   std::vector<double> out(r, 0.0);
   for (std::size_t a = 0; a < r; ++a)
@@ -154,7 +154,7 @@ void add_displacement(std::vector<double>& w, double f, const std::vector<double
 
 std::vector<double> DmdFit::displacement(int j) const {
   std::vector<double> z = start, c(rank > 0 ? basis.size() / std::size_t(rank) : 0, 0.0);
-  for (int s = 0; s < j; ++s) z = apply(op, z);
+  for (int s = 0; s < j; ++s) z = apply_operator(op, z);
   add_displacement(c, 1.0, basis, z);
   return c;
 }
@@ -165,7 +165,7 @@ std::vector<double> DmdFit::motion(double periods) const {
   const double part = periods - double(whole);
   std::vector<double> z = start;  // z_j = A^j z_0: one product per spacing
   for (int j = 1; j <= whole + (part > 0.0 ? 1 : 0); ++j) {
-    z = apply(op, z);
+    z = apply_operator(op, z);
     add_displacement(w, j <= whole ? 1.0 : part, basis, z);
   }
   return w;

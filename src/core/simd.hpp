@@ -1,5 +1,6 @@
 #pragma once
 #include <Kokkos_Macros.hpp>
+#include <cstddef>
 
 // HPT_SIMD before a loop whose iterations are independent asks the host compiler to vectorise it
 // (`omp simd`; GCC does not vectorise the unit loops of the tiled rollout on its own). It changes
@@ -9,6 +10,18 @@
 #define HPT_SIMD _Pragma("omp simd")
 #else
 #define HPT_SIMD
+#endif
+
+// HPT_UNROLL(n) before a loop asks nvcc's device pass to unroll it n times (registers renamed
+// across iterations instead of copied), HPT_UNROLL_ALL completely (a loop over a register block:
+// its arrays then stay in registers); nothing elsewhere. Changes no result.
+#define HPT_PRAGMA_(x) _Pragma(#x)
+#if defined(__CUDA_ARCH__)
+#define HPT_UNROLL(n) HPT_PRAGMA_(unroll n)
+#define HPT_UNROLL_ALL _Pragma("unroll")
+#else
+#define HPT_UNROLL(n)
+#define HPT_UNROLL_ALL
 #endif
 
 namespace hpt {
@@ -21,6 +34,37 @@ KOKKOS_FORCEINLINE_FUNCTION const T* assume_vector_aligned(const T* p) {
     return static_cast<const T*>(__builtin_assume_aligned(p, 16));
   } else {
     return p;
+  }
+}
+
+// p, promised to lie on the largest of a 16- or 8-byte boundary that N elements of T fill a whole
+// number of times (so N consecutive loads may become vector loads, on a GPU LDS.64/LDG.64 where
+// LDS.128 does not apply); p unchanged when neither does. The caller's offsets from an aligned base
+// must be multiples of N elements.
+template <int N, class T>
+KOKKOS_FORCEINLINE_FUNCTION const T* assume_block_aligned(const T* p) {
+  if constexpr ((N * sizeof(T)) % 16 == 0) {
+    return static_cast<const T*>(__builtin_assume_aligned(p, 16));
+  } else if constexpr ((N * sizeof(T)) % 8 == 0) {
+    return static_cast<const T*>(__builtin_assume_aligned(p, 8));
+  } else {
+    return p;
+  }
+}
+
+// out[0..N) = p[0..N); as one 8- or 16-byte load where N elements of T fill exactly that (p must
+// then lie on that boundary; on a GPU LDG.64/LDG.128), else element by element.
+template <int N, class T>
+KOKKOS_FORCEINLINE_FUNCTION void load_block(const T* p, T* out) {
+  constexpr std::size_t bytes = N * sizeof(T);
+  if constexpr (bytes == 8 || bytes == 16) {
+    struct alignas(bytes) Block {
+      T v[N];
+    };
+    const Block b = *reinterpret_cast<const Block*>(p);
+    for (int i = 0; i < N; ++i) out[i] = b.v[i];
+  } else {
+    for (int i = 0; i < N; ++i) out[i] = p[i];
   }
 }
 

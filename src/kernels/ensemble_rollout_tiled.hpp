@@ -1,18 +1,29 @@
 #pragma once
 // The ensemble rollout (docs/method.md#ensemble-rollout) for many scenarios: one team per (member,
-// tile of R scenarios) loops over the Y steps. A step of the tile's GRU is a small matrix product:
-// each team thread owns GRU units and keeps R accumulators per gate, and every weight it reads
-// serves the R rows of the tile, where ensemble_rollout reads it once per path. The innermost loops
-// run over the tile's rows, contiguous in scratch: vector lanes on a CPU, a register block on a
-// GPU. The weights are re-laid out once per call with consecutive units adjacent (coalesced reads
-// on a GPU).
+// tile of R scenarios) loops over the Y steps. A step of the tile's GRU is a small matrix product
+// [R x (I+H)] x [(I+H) x 3H]: each team thread owns a register block of RB rows x UB units and
+// keeps RB x UB accumulators per gate (four: r, z and the input and recurrent parts of n), so each
+// weight it reads serves RB rows and each [x; h] value it reads serves UB units. The weights are
+// re-laid out once per call with consecutive units adjacent (coalesced reads on a GPU) and read one
+// column ahead of the products (software prefetch). [x; h] lives in team scratch, unit-major.
+//  - CPU: RB = R = 4 rows x UB = 8 units (vector lanes over the units), as before.
+//  - GPU: R = 20 rows per tile, RB = 10 rows x UB = 2 units per thread, so H = 256 takes 256
+//    threads and two teams fit a multiprocessor (LaunchBounds<256, 2>). With 20 rows, 5 x 1024
+//    paths are 256 teams: one wave on 132 multiprocessors (tiles of 16 took 320 teams, 1.2 waves
+//    that cost two). The new h stays in the owner thread's registers across the barrier that ends
+//    the products (no scratch copy), which keeps a tile of 20 rows within Kokkos 3.4's 40 KB of
+//    level-0 scratch.
+// The heads (A h, B h of the prior, C's h-part of the loss head, |h|^2) are a second product with
+// the columns of A and B interleaved in pairs, so the thread that owns the pair (A_i, B_i) of a few
+// rows draws s_i at once; the loss head and the path update then run one thread per row.
 //
 // The step's helpers are the shared ones (prior_sample, loss_delta, advance_loss_features); the GRU
 // update and the draws are written out in the tile loops: this kernel is register-bound, and as
 // calls of gru_cell.hpp and rollout_draws.hpp they cost it 5 % on an H100 (batch and sweep sizes).
 // Same contract, random draws and outputs as ensemble_rollout, up to rounding (sums run in another
-// order). Each value is computed by one thread in a fixed order, so results do not depend on the
-// team size or the thread count.
+// order). Each value is computed by one thread in a fixed order (the column order of the product,
+// whatever RB and UB are), so results do not depend on the team size or the thread count, and the
+// register blocks change no bits on a given backend.
 #include <Kokkos_Core.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -33,28 +44,51 @@
 
 namespace hpt {
 
-// Most threads per team of the tiled rollout (its GPU launch bound; more units per team are
+// Most threads per team of the tiled rollout (its GPU launch bound; more work items per team are
 // looped).
 constexpr int kTiledTeamThreads = 256;
 
 namespace detail {
 
-// Consecutive GRU units (and head rows) one thread owns: on a CPU a vector of 8 floats, so the
-// innermost loop over units runs on contiguous weights; on a GPU one, with consecutive threads on
-// consecutive units (coalesced reads).
+// Consecutive GRU units (and head columns) one thread owns: on a CPU a vector of 8 floats, so the
+// innermost loop over units runs on contiguous weights; on a GPU two, with consecutive threads on
+// consecutive pairs of units (coalesced 8-byte reads).
 template <class Space>
 constexpr int tile_unit_block() {
-  return team_vector_length<Space>() > 1 ? 1 : 8;
+  return team_vector_length<Space>() > 1 ? 2 : 8;
+}
+
+// The largest divisor of R that is at most `most`.
+constexpr int largest_divisor_at_most(const int R, const int most) {
+  int d = most < R ? most : R;
+  while (d > 1 && R % d != 0) --d;
+  return d;
+}
+
+// Rows of a tile one thread owns in the GRU product: on a CPU the whole tile; on a GPU up to 10
+// in float (4 x 10 x 2 accumulators, within the 128 registers of two 256-thread teams per
+// multiprocessor), 5 in double.
+template <class Space, class Real, int R>
+constexpr int tile_row_block() {
+  return team_vector_length<Space>() > 1 ? largest_divisor_at_most(R, sizeof(Real) > 4 ? 5 : 10)
+                                         : R;
+}
+
+// Rows of a tile one thread owns in the heads' product (its columns: tile_unit_block).
+template <class Space, int R>
+constexpr int tile_head_row_block() {
+  return team_vector_length<Space>() > 1 ? largest_divisor_at_most(R, 4) : R;
 }
 
 }  // namespace detail
 
 // Scenarios per tile of the tiled rollout's wide variant on Space (the dispatcher uses it from this
-// many scenarios on; fewer run as tiles of one): on a GPU 16 rows share each weight read; on a CPU
-// 4 rows x 8 units x 3 gates of accumulators fill the vector registers.
+// many scenarios on; fewer run as tiles of one): on a GPU 20 rows share each weight read (and E x
+// 1024 paths fill the multiprocessors in one wave); on a CPU 4 rows x 8 units x 3 gates of
+// accumulators fill the vector registers.
 template <class Space>
 constexpr int rollout_tile_rows() {
-  return detail::team_vector_length<Space>() > 1 ? 16 : 4;
+  return detail::team_vector_length<Space>() > 1 ? 20 : 4;
 }
 
 namespace detail {
@@ -69,20 +103,21 @@ struct TileRow {
 };
 
 // The RSSM weights re-laid out k-major for the tiled rollout, units padded with zeros to Hp and
-// head rows to Qp (multiples of the unit block VB): gru(m, c, g*Hp + j) is gate g's weight of unit
-// j on input column c (c < I: W = w_ih, else U = w_hh); heads(m, j, q) is A (q < S), B (q < 2S)
-// or C's h-part (q = 2S, 2S+1) on unit j.
+// head columns to Qp (multiples of the unit block VB): gru(m, c, g*Hp + j) is gate g's weight of
+// unit j on input column c (c < I: W = w_ih, c < I+H: U = w_hh, c = I+H: zeros, read by the last
+// column's prefetch); heads(m, j, q) on unit j is A_i (q = 2i, i < S), B_i (q = 2i+1) or C's h-part
+// (q = 2S, 2S+1), zero beyond.
 template <class Real, class Mem>
 struct TiledWeights {
-  View3<Real, Mem> gru;    // (E, I+H, 3*Hp)
+  View3<Real, Mem> gru;    // (E, I+H+1, 3*Hp)
   View3<Real, Mem> heads;  // (E, H, Qp)
   int Hp = 0, Qp = 0;
 };
 
-template <class Space, class Real>
+template <class Space, class Real, int VB = tile_unit_block<Space>()>
 HPT_LAUNCHER TiledWeights<Real, typename Space::memory_space> make_tiled_weights(
     const Space& space, const RssmParams<Real, typename Space::memory_space>& p) {
-  constexpr int VB = tile_unit_block<Space>();
+  static_assert(VB % 2 == 0, "make_tiled_weights: head columns come in (A_i, B_i) pairs");
   const int E = p.members(), H = p.hidden(), I = p.input(), S = p.stochastic();
   const int W = I + H, Q = 2 * S + 2;
   const int Hp = (H + VB - 1) / VB * VB, Qp = (Q + VB - 1) / VB * VB;
@@ -90,22 +125,23 @@ HPT_LAUNCHER TiledWeights<Real, typename Space::memory_space> make_tiled_weights
   t.Hp = Hp;
   t.Qp = Qp;
   t.gru = View3<Real, typename Space::memory_space>(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "hpt::tiled.gru"), E, W, 3 * Hp);
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "hpt::tiled.gru"), E, W + 1, 3 * Hp);
   t.heads = View3<Real, typename Space::memory_space>(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "hpt::tiled.heads"), E, H, Qp);
   const auto gru = t.gru;
   const auto heads = t.heads;
   const RssmParams<Real, typename Space::memory_space> params = p;
   Kokkos::parallel_for(
-      "hpt::tiled_weights", Kokkos::RangePolicy<Space>(space, 0, std::int64_t(E) * W * 3 * Hp),
+      "hpt::tiled_weights",
+      Kokkos::RangePolicy<Space>(space, 0, std::int64_t(E) * (W + 1) * 3 * Hp),
       KOKKOS_LAMBDA(const std::int64_t i) {
-        const int m = int(i / (std::int64_t(W) * 3 * Hp));
-        const int c = int(i / (3 * Hp) % W);
+        const int m = int(i / (std::int64_t(W + 1) * 3 * Hp));
+        const int c = int(i / (3 * Hp) % (W + 1));
         const int g = int(i % (3 * Hp)) / Hp, j = int(i % Hp);
         const int row = g * H + j;
-        gru(m, c, g * Hp + j) = j >= H  ? Real(0)
-                                : c < I ? params.gru.w_ih(m, row, c)
-                                        : params.gru.w_hh(m, row, c - I);
+        gru(m, c, g * Hp + j) = j >= H || c >= W ? Real(0)
+                                : c < I          ? params.gru.w_ih(m, row, c)
+                                                 : params.gru.w_hh(m, row, c - I);
       });
   Kokkos::parallel_for(
       "hpt::tiled_heads", Kokkos::RangePolicy<Space>(space, 0, std::int64_t(E) * H * Qp),
@@ -113,25 +149,41 @@ HPT_LAUNCHER TiledWeights<Real, typename Space::memory_space> make_tiled_weights
         const int m = int(i / (std::int64_t(H) * Qp));
         const int j = int(i / Qp % H);
         const int q = int(i % Qp);
-        heads(m, j, q) = q < S       ? params.prior_mean_w(m, q, j)
-                         : q < 2 * S ? params.prior_scale_w(m, q - S, j)
-                         : q < Q     ? params.loss_head_w(m, q - 2 * S, j)
-                                     : Real(0);
+        heads(m, j, q) = q < 2 * S ? (q % 2 == 0 ? params.prior_mean_w(m, q / 2, j)
+                                                 : params.prior_scale_w(m, q / 2, j))
+                         : q < Q   ? params.loss_head_w(m, q - 2 * S, j)
+                                   : Real(0);
       });
   return t;
 }
 
+// A team body that does nothing: asks a host policy its team size limit before the real body
+// exists (its captures depend on the team size).
+struct NoTeamWork {
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION void operator()(const Member&) const {}
+};
+
 }  // namespace detail
 
 // Runs the rollout of ensemble_rollout with R scenarios per team (R = 1 and rollout_tile_rows are
-// the instantiations the dispatcher uses). settings.team_size > 0 sets the threads per team.
-template <int R, class Space, class Real>
+// the instantiations the dispatcher uses), each thread owning RB of a tile's rows and UB units, RBH
+// rows in the heads, with the weights read a column ahead into registers (PF, the GPU's form) or in
+// place (the CPU's); the defaults are the backend's choice, RB and RBH must divide R.
+// settings.team_size > 0 sets the threads per team.
+template <int R, class Space, class Real, int RB = detail::tile_row_block<Space, Real, R>(),
+          int UB = detail::tile_unit_block<Space>(),
+          int RBH = detail::tile_head_row_block<Space, R>(),
+          bool PF = (detail::team_vector_length<Space>() > 1)>
 HPT_LAUNCHER void ensemble_rollout_tiled(
     const Space& space, const RssmParams<Real, typename Space::memory_space>& params,
     const GruReset reset, const View2<Real, typename Space::memory_space>& h0,
     const RolloutInputs<Real, typename Space::memory_space>& in, const RolloutSettings& settings,
     const RolloutOutputs<Real, typename Space::memory_space>& out) {
   static_assert(R >= 1, "ensemble_rollout_tiled: R rows per tile");
+  static_assert(RB >= 1 && R % RB == 0, "ensemble_rollout_tiled: RB must divide R");
+  static_assert(RBH >= 1 && R % RBH == 0, "ensemble_rollout_tiled: RBH must divide R");
+  static_assert(UB >= 2 && UB % 2 == 0, "ensemble_rollout_tiled: UB even (head column pairs)");
   using Mem = typename Space::memory_space;
   const int E = params.members();
   const int H = params.hidden();
@@ -143,220 +195,387 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
   detail::check_rollout_arguments(params, h0, in, settings, out, "ensemble_rollout_tiled");
   if (E == 0) return;
 
-  constexpr int VB = detail::tile_unit_block<Space>();
-  const detail::TiledWeights<Real, Mem> tw = detail::make_tiled_weights(space, params);
+  const detail::TiledWeights<Real, Mem> tw =
+      detail::make_tiled_weights<Space, Real, UB>(space, params);
   const int Hp = tw.Hp, Qp = tw.Qp;
   const int W = I + H;
-  const int Q = 2 * S + 3;  // A h (S), B h (S), C_0 h, C_1 h, |h|^2
   const bool before = reset == GruReset::Before;
-  // Scratch (unit-major tiles of R rows): xh = [x; h], then a work area that holds the new h, and
-  // after it has been copied into xh, the head sums and s; with reset Before also r*h, z and W_n x.
-  const int work = (H > Q + S ? H : Q + S) + (before ? 3 * H : 0);
+  const int unit_blocks = Hp / UB;  // GRU product: items (row group, unit block)
+  const int items = unit_blocks * (R / RB);
+  const int head_blocks = Qp / UB;  // heads: items (row group, column block), then |h|^2
+  const int head_items = (head_blocks + 1) * (R / RBH);
+  const int tiles = (N + R - 1) / R;
+  const int league = tiles * E;
+
+  // Threads per team: a GPU gives each (row group, unit block) a thread (up to the launch bound); a
+  // CPU splits its threads over the teams when there are fewer teams than threads.
+  using Policy = Kokkos::TeamPolicy<Space, Kokkos::LaunchBounds<kTiledTeamThreads, 2>>;
+  const bool gpu = detail::team_vector_length<Space>() > 1;
+  int most = kTiledTeamThreads;
+  if (!gpu) {  // a host team's limit is its thread pool's, whatever the body
+    Policy probe(space, league, 1, 1);
+    const int host_most = probe.team_size_max(detail::NoTeamWork{}, Kokkos::ParallelForTag());
+    if (host_most < most) most = host_most;
+  }
+  int team_size = settings.team_size;
+  if (team_size <= 0) {
+    team_size = gpu ? items : int(space.concurrency()) / league;
+    if (team_size < 1) team_size = 1;
+  }
+  if (team_size > most) team_size = most;
+  const int sums = S + 3;
   using Scratch = detail::ScratchView1<Space, Real>;
   using StateScratch = detail::ScratchView1<Space, LossState<Real>>;
-  const std::size_t bytes = std::size_t(W) * R * sizeof(Real) + 16 +  // xh, 16-byte aligned
-                            Scratch::shmem_size(std::size_t(work) * R) +
-                            StateScratch::shmem_size(R);
-  const int level = detail::scratch_level_for<Space>(bytes);
-
   const RssmParams<Real, Mem> p = params;
   const auto wt = tw.gru;
   const auto ht = tw.heads;
   const std::uint64_t seed = settings.seed;
   const Real clamp = Real(settings.clamp);
-  const int tiles = (N + R - 1) / R;
 
-  // At most kTiledTeamThreads threads per team and two teams per GPU multiprocessor: the compiler
-  // keeps the R x 4 accumulators within 128 registers (135 unbounded, one team per multiprocessor
-  // on an H200, measured with Nsight Compute).
-  using Policy = Kokkos::TeamPolicy<Space, Kokkos::LaunchBounds<kTiledTeamThreads, 2>>;
-  const auto body = KOKKOS_LAMBDA(const typename Policy::member_type& team) {
-    const int m = team.league_rank() % E;
-    const int n0 = team.league_rank() / E * R;
-    const int rows = N - n0 < R ? N - n0 : R;
-    // [x; h] on a 16-byte boundary: a row group of R values then loads as vectors.
-    Real* const xh = static_cast<Real*>(
-        team.team_scratch(level).get_shmem_aligned(std::size_t(W) * R * sizeof(Real), 16));
-    Scratch wk(team.team_scratch(level), std::size_t(work) * R);
-    StateScratch state(team.team_scratch(level), R);
-    Real* const hn = wk.data();                       // (H, R) new h
-    Real* const heads = wk.data();                    // (Q, R) after hn is copied
-    Real* const s = wk.data() + Q * R;                // (S, R)
-    Real* const rh = wk.data() + (work - 3 * H) * R;  // Before: (H, R) r*h, then z, then W_n x + b
-    Real* const zb = rh + H * R;
-    Real* const nb = zb + H * R;
-    Real* const hcur = xh + I * R;
+  // Two passes over the same body: the first asks the kernel's limit on the team size with the
+  // chosen one; where that is lower (not expected: the launch bound allows 256), the second runs
+  // with the limit and the layout that goes with it.
+  for (int pass = 0; pass < 2; ++pass) {
+    // With one item per thread (the GPU's choice), the new h waits in the owner's registers for the
+    // barrier that ends the products; otherwise it goes through scratch.
+    const bool regs = !before && team_size >= items;
 
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, W * R), [&](const int i) {
-      const int c = i / R;
-      xh[i] = c < I ? in.x0(c) : h0(m, c - I);
-    });
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, R), [&](const int t) {
-      state(t) = in.loss_states(in.run);
-      if (t < rows) out.loss_paths(n0 + t, m, 0) = math::exp(state(t).log_loss);
-    });
-    team.team_barrier();
+    // Scratch (unit-major tiles of R rows): xh = [x; h]; the new h unless it stays in registers;
+    // with reset Before also r*h, z and W_n x; s and the heads' sums C_0 h, C_1 h, |h|^2; the loss
+    // states.
+    const int work = (regs ? 0 : H) + (before ? 3 * H : 0);
+    const std::size_t bytes =
+        std::size_t(W) * R * sizeof(Real) + 16 +  // xh, 16-byte aligned
+        std::size_t(work > 0 ? Scratch::shmem_size(std::size_t(work) * R) : 0) +
+        Scratch::shmem_size(std::size_t(sums) * R) + StateScratch::shmem_size(R);
+    const int level = detail::scratch_level_for<Space>(bytes);
 
-    for (int k = 1; k <= Y; ++k) {
-      // GRU: gate sums of my block of VB units for the R rows; [x; h] is read from scratch.
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, Hp / VB), [&](const int jb) {
-        const int j0 = jb * VB;
-        Real ar[R][VB], az[R][VB], anx[R][VB], anh[R][VB];
-        for (int t = 0; t < R; ++t)
-          for (int v = 0; v < VB; ++v) ar[t][v] = az[t][v] = anx[t][v] = anh[t][v] = Real(0);
-        for (int c = 0; c < I; ++c) {  // W x
-          const Real* wr = &wt(m, c, j0);
-          const Real* wz = wr + Hp;
-          const Real* wn = wr + 2 * Hp;
-          const Real* xrow = assume_vector_aligned<R>(xh + c * R);
-          for (int t = 0; t < R; ++t) {
-            const Real xv = xrow[t];
-            HPT_SIMD for (int v = 0; v < VB; ++v) {
-              ar[t][v] += wr[v] * xv;
-              az[t][v] += wz[v] * xv;
-              anx[t][v] += wn[v] * xv;
-            }
-          }
-        }
-        for (int c = I; c < W; ++c) {  // U h (U_n h after the barrier with reset Before)
-          const Real* wr = &wt(m, c, j0);
-          const Real* wz = wr + Hp;
-          const Real* wn = wr + 2 * Hp;
-          const Real* xrow = assume_vector_aligned<R>(xh + c * R);
-          for (int t = 0; t < R; ++t) {
-            const Real xv = xrow[t];
-            HPT_SIMD for (int v = 0; v < VB; ++v) {
-              ar[t][v] += wr[v] * xv;
-              az[t][v] += wz[v] * xv;
-              anh[t][v] += before ? Real(0) : wn[v] * xv;
-            }
-          }
-        }
-        for (int v = 0; v < VB && j0 + v < H; ++v) {
-          const int j = j0 + v;
-          const Real br = p.gru.b_ih(m, j) + p.gru.b_hh(m, j);
-          const Real bz = p.gru.b_ih(m, H + j) + p.gru.b_hh(m, H + j);
-          const Real bin = p.gru.b_ih(m, 2 * H + j), bhn = p.gru.b_hh(m, 2 * H + j);
-          for (int t = 0; t < R; ++t) {
-            const Real r = math::sigmoid(ar[t][v] + br);
-            const Real z = math::sigmoid(az[t][v] + bz);
-            const Real hj = hcur[j * R + t];
-            if (before) {
-              rh[j * R + t] = r * hj;
-              zb[j * R + t] = z;
-              nb[j * R + t] = anx[t][v] + bin + bhn;
-            } else {
-              const Real n = math::tanh(anx[t][v] + bin + r * (anh[t][v] + bhn));
-              hn[j * R + t] = (Real(1) - z) * n + z * hj;  // PyTorch: h' = (1 - z) n + z h
-            }
-          }
-        }
+    // At most kTiledTeamThreads threads per team and two teams per GPU multiprocessor: the compiler
+    // keeps the 4 x RB x UB accumulators within 128 registers.
+    const auto body = KOKKOS_LAMBDA(const typename Policy::member_type& team) {
+      const int m = team.league_rank() % E;
+      const int n0 = team.league_rank() / E * R;
+      const int rows = N - n0 < R ? N - n0 : R;
+      // [x; h] on a 16-byte boundary: a row group of RB values then loads as vectors.
+      Real* const xh = static_cast<Real*>(
+          team.team_scratch(level).get_shmem_aligned(std::size_t(W) * R * sizeof(Real), 16));
+      Real* hn = nullptr;  // (H, R) new h (scratch path)
+      Real* rh = nullptr;  // Before: (H, R) r*h, then z, then W_n x + b
+      if (work > 0) {
+        Scratch wk(team.team_scratch(level), std::size_t(work) * R);
+        hn = wk.data();
+        rh = wk.data() + (regs ? 0 : H * R);
+      }
+      Real* const zb = before ? rh + H * R : nullptr;
+      Real* const nb = before ? rh + 2 * H * R : nullptr;
+      Scratch sm(team.team_scratch(level), std::size_t(sums) * R);
+      Real* const s = sm.data();                    // (S, R)
+      Real* const csum = sm.data() + S * R;         // (2, R) C_0 h, C_1 h
+      Real* const norm2 = sm.data() + (S + 2) * R;  // (R) |h|^2
+      StateScratch state(team.team_scratch(level), R);
+      Real* const hcur = xh + I * R;
+
+      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, W * R), [&](const int i) {
+        const int c = i / R;
+        xh[i] = c < I ? in.x0(c) : h0(m, c - I);
+      });
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, R), [&](const int t) {
+        state(t) = in.loss_states(in.run);
+        if (t < rows) out.loss_paths(n0 + t, m, 0) = math::exp(state(t).log_loss);
       });
       team.team_barrier();
-      if (before) {  // U_n (r * h) needs every unit's r first
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, Hp / VB), [&](const int jb) {
-          const int j0 = jb * VB;
-          Real acc[R][VB];
-          for (int t = 0; t < R; ++t)
-            for (int v = 0; v < VB; ++v) acc[t][v] = Real(0);
-          for (int c = 0; c < H; ++c) {
-            const Real* wn = &wt(m, I + c, 2 * Hp + j0);
-            for (int t = 0; t < R; ++t) {
-              const Real xv = rh[c * R + t];
-              HPT_SIMD for (int v = 0; v < VB; ++v) acc[t][v] += wn[v] * xv;
+
+      for (int k = 1; k <= Y; ++k) {
+        // GRU: gate sums of my RB rows x UB units; [x; h] is read from scratch, the weights one
+        // column ahead.
+        Real hreg[RB][UB];  // the new h of my item (regs)
+        int mine = -1;
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, items), [&](const int it) {
+          const int jb = it % unit_blocks, g = it / unit_blocks;
+          const int j0 = jb * UB, t0 = g * RB;
+          Real ar[RB][UB], az[RB][UB], anx[RB][UB], anh[RB][UB];
+          HPT_UNROLL_ALL
+          for (int t = 0; t < RB; ++t) {
+            HPT_UNROLL_ALL
+            for (int v = 0; v < UB; ++v) ar[t][v] = az[t][v] = anx[t][v] = anh[t][v] = Real(0);
+          }
+          // Weight column c of my units: UB consecutive values per gate, offsets multiples of UB
+          // (the column after the last is zeros, for PF's read ahead).
+          const Real* wc = &wt(m, 0, j0);
+          const int stride = 3 * Hp;
+          const Real* xc = xh + t0;  // my rows of column c of [x; h]
+          // PF: my weights of the column live in registers, read a column ahead (the GPU's form);
+          // else read in place, the unit loop on vector lanes (the CPU's form). Same products.
+          Real cr[UB], cz[UB], cn[UB];
+          if constexpr (PF) {
+            load_block<UB>(wc, cr);
+            load_block<UB>(wc + Hp, cz);
+            load_block<UB>(wc + 2 * Hp, cn);
+          }
+          HPT_UNROLL(2)
+          for (int c = 0; c < I; ++c) {  // W x
+            const Real *pr = cr, *pz = cz, *pn = cn;
+            Real nr[UB], nz[UB], nn[UB];
+            if constexpr (PF) {
+              wc += stride;
+              load_block<UB>(wc, nr);
+              load_block<UB>(wc + Hp, nz);
+              load_block<UB>(wc + 2 * Hp, nn);
+            } else {
+              pr = wc;
+              pz = wc + Hp;
+              pn = wc + 2 * Hp;
+              wc += stride;
+            }
+            const Real* xrow = assume_block_aligned<RB>(xc);
+            xc += R;
+            HPT_UNROLL_ALL
+            for (int t = 0; t < RB; ++t) {
+              const Real xv = xrow[t];
+              HPT_SIMD for (int v = 0; v < UB; ++v) {
+                ar[t][v] += pr[v] * xv;
+                az[t][v] += pz[v] * xv;
+                anx[t][v] += pn[v] * xv;
+              }
+            }
+            if constexpr (PF) {
+              HPT_UNROLL_ALL
+              for (int v = 0; v < UB; ++v) {
+                cr[v] = nr[v];
+                cz[v] = nz[v];
+                cn[v] = nn[v];
+              }
             }
           }
-          for (int v = 0; v < VB && j0 + v < H; ++v) {
+          // With reset Before, U_n h waits for r (after the barrier): its weights count as zeros.
+          if (PF && before) {
+            HPT_UNROLL_ALL
+            for (int v = 0; v < UB; ++v) cn[v] = Real(0);
+          }
+          HPT_UNROLL(2)
+          for (int c = I; c < W; ++c) {  // U h
+            const Real *pr = cr, *pz = cz, *pn = cn;
+            Real nr[UB], nz[UB], nn[UB];
+            if constexpr (PF) {
+              wc += stride;
+              load_block<UB>(wc, nr);
+              load_block<UB>(wc + Hp, nz);
+              load_block<UB>(wc + 2 * Hp, nn);
+              if (before) {
+                HPT_UNROLL_ALL
+                for (int v = 0; v < UB; ++v) nn[v] = Real(0);
+              }
+            } else {
+              pr = wc;
+              pz = wc + Hp;
+              pn = wc + 2 * Hp;
+              wc += stride;
+            }
+            const Real* xrow = assume_block_aligned<RB>(xc);
+            xc += R;
+            HPT_UNROLL_ALL
+            for (int t = 0; t < RB; ++t) {
+              const Real xv = xrow[t];
+              HPT_SIMD for (int v = 0; v < UB; ++v) {
+                ar[t][v] += pr[v] * xv;
+                az[t][v] += pz[v] * xv;
+                if constexpr (PF) {
+                  anh[t][v] += pn[v] * xv;
+                } else {
+                  anh[t][v] += before ? Real(0) : pn[v] * xv;
+                }
+              }
+            }
+            if constexpr (PF) {
+              HPT_UNROLL_ALL
+              for (int v = 0; v < UB; ++v) {
+                cr[v] = nr[v];
+                cz[v] = nz[v];
+                cn[v] = nn[v];
+              }
+            }
+          }
+          HPT_UNROLL_ALL
+          for (int v = 0; v < UB; ++v) {
             const int j = j0 + v;
-            for (int t = 0; t < R; ++t) {
-              const Real z = zb[j * R + t];
-              const Real n = math::tanh(nb[j * R + t] + acc[t][v]);
-              hn[j * R + t] = (Real(1) - z) * hcur[j * R + t] + z * n;  // prototype's update
+            if (j < H) {
+              const Real br = p.gru.b_ih(m, j) + p.gru.b_hh(m, j);
+              const Real bz = p.gru.b_ih(m, H + j) + p.gru.b_hh(m, H + j);
+              const Real bin = p.gru.b_ih(m, 2 * H + j), bhn = p.gru.b_hh(m, 2 * H + j);
+              HPT_UNROLL_ALL
+              for (int t = 0; t < RB; ++t) {
+                const int row = t0 + t;
+                const Real r = math::sigmoid(ar[t][v] + br);
+                const Real z = math::sigmoid(az[t][v] + bz);
+                const Real hj = hcur[j * R + row];
+                if (before) {
+                  rh[j * R + row] = r * hj;
+                  zb[j * R + row] = z;
+                  nb[j * R + row] = anx[t][v] + bin + bhn;
+                } else {
+                  const Real n = math::tanh(anx[t][v] + bin + r * (anh[t][v] + bhn));
+                  const Real hnew = (Real(1) - z) * n + z * hj;  // PyTorch: h' = (1 - z) n + z h
+                  if (regs) {
+                    hreg[t][v] = hnew;
+                  } else {
+                    hn[j * R + row] = hnew;
+                  }
+                }
+              }
+            }
+          }
+          mine = it;
+        });
+        team.team_barrier();
+        if (before) {  // U_n (r * h) needs every unit's r first
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, items), [&](const int it) {
+            const int jb = it % unit_blocks, g = it / unit_blocks;
+            const int j0 = jb * UB, t0 = g * RB;
+            Real acc[RB][UB];
+            HPT_UNROLL_ALL
+            for (int t = 0; t < RB; ++t) {
+              HPT_UNROLL_ALL
+              for (int v = 0; v < UB; ++v) acc[t][v] = Real(0);
+            }
+            for (int c = 0; c < H; ++c) {
+              const Real* wn = &wt(m, I + c, 2 * Hp + j0);
+              HPT_UNROLL_ALL
+              for (int t = 0; t < RB; ++t) {
+                const Real xv = rh[c * R + t0 + t];
+                HPT_SIMD for (int v = 0; v < UB; ++v) acc[t][v] += wn[v] * xv;
+              }
+            }
+            HPT_UNROLL_ALL
+            for (int v = 0; v < UB; ++v) {
+              const int j = j0 + v;
+              if (j >= H) continue;
+              HPT_UNROLL_ALL
+              for (int t = 0; t < RB; ++t) {
+                const int row = t0 + t;
+                const Real z = zb[j * R + row];
+                const Real n = math::tanh(nb[j * R + row] + acc[t][v]);
+                hn[j * R + row] = (Real(1) - z) * hcur[j * R + row] + z * n;  // prototype's update
+              }
+            }
+          });
+          team.team_barrier();
+        }
+        if (regs) {  // one item per thread: write my block of the new h
+          if (mine >= 0) {
+            const int j0 = mine % unit_blocks * UB, t0 = mine / unit_blocks * RB;
+            HPT_UNROLL_ALL
+            for (int v = 0; v < UB; ++v) {
+              if (j0 + v >= H) continue;
+              HPT_UNROLL_ALL
+              for (int t = 0; t < RB; ++t) hcur[(j0 + v) * R + t0 + t] = hreg[t][v];
+            }
+          }
+        } else {
+          Kokkos::parallel_for(Kokkos::TeamVectorRange(team, H * R),
+                               [&](const int i) { hcur[i] = hn[i]; });
+        }
+        team.team_barrier();
+
+        // Heads on the new h: the column pairs (A_i h, B_i h), then s_i = mu + sigma eps at once,
+        // and (C_0 h, C_1 h), per RBH rows x UB columns; |h|^2 per RBH rows (the last R / RBH
+        // items).
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, head_items), [&](const int it) {
+          const int qb = it % (head_blocks + 1), g = it / (head_blocks + 1);
+          const int t0 = g * RBH;
+          if (qb == head_blocks) {
+            Real acc[RBH];
+            HPT_UNROLL_ALL
+            for (int t = 0; t < RBH; ++t) acc[t] = Real(0);
+            for (int j = 0; j < H; ++j) {
+              const Real* hrow = assume_block_aligned<RBH>(hcur + j * R + t0);
+              HPT_UNROLL_ALL
+              for (int t = 0; t < RBH; ++t) acc[t] += hrow[t] * hrow[t];
+            }
+            HPT_UNROLL_ALL
+            for (int t = 0; t < RBH; ++t) norm2[t0 + t] = acc[t];
+            return;
+          }
+          const int q0 = qb * UB;
+          Real acc[RBH][UB];
+          HPT_UNROLL_ALL
+          for (int t = 0; t < RBH; ++t) {
+            HPT_UNROLL_ALL
+            for (int v = 0; v < UB; ++v) acc[t][v] = Real(0);
+          }
+          const Real* wj = &ht(m, 0, q0);
+          const Real* hj = hcur + t0;
+          HPT_UNROLL(4)
+          for (int j = 0; j < H; ++j) {
+            Real wb[UB];
+            const Real* w = wj;
+            if constexpr (PF) {
+              load_block<UB>(wj, wb);
+              w = wb;
+            }
+            wj += Qp;
+            const Real* hrow = assume_block_aligned<RBH>(hj);
+            hj += R;
+            HPT_UNROLL_ALL
+            for (int t = 0; t < RBH; ++t) {
+              const Real hv = hrow[t];
+              HPT_SIMD for (int v = 0; v < UB; ++v) acc[t][v] += w[v] * hv;
+            }
+          }
+          HPT_UNROLL_ALL
+          for (int v = 0; v < UB; v += 2) {
+            const int i = (q0 + v) / 2;  // the pair's prior unit, or S for C's pair
+            if (i > S) continue;
+            HPT_UNROLL_ALL
+            for (int t = 0; t < RBH; ++t) {
+              const int row = t0 + t;
+              if (i == S) {
+                csum[row] = acc[t][v];
+                csum[R + row] = acc[t][v + 1];
+              } else if (row < rows) {
+                const Real eps = Real(rng::normal(rng::key(seed, n0 + row, m, k, i)));
+                s[i * R + row] = detail::prior_sample(p, m, i, acc[t][v], acc[t][v + 1], eps);
+              }
             }
           }
         });
         team.team_barrier();
-      }
-      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, H * R),
-                           [&](const int i) { hcur[i] = hn[i]; });
-      team.team_barrier();
 
-      // Heads on the new h: A h, B h, C_0 h, C_1 h per block of VB head rows, and |h|^2 per row
-      // (the last R indices).
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, Qp / VB + R), [&](const int qb) {
-        if (qb >= Qp / VB) {
-          const int t = qb - Qp / VB;
-          Real acc = 0;
-          for (int j = 0; j < H; ++j) acc += hcur[j * R + t] * hcur[j * R + t];
-          heads[(Q - 1) * R + t] = acc;
-          return;
-        }
-        const int q0 = qb * VB;
-        Real acc[R][VB];
-        for (int t = 0; t < R; ++t)
-          for (int v = 0; v < VB; ++v) acc[t][v] = Real(0);
-        for (int j = 0; j < H; ++j) {
-          const Real* w = &ht(m, j, q0);
-          const Real* hrow = assume_vector_aligned<R>(hcur + j * R);
-          for (int t = 0; t < R; ++t) {
-            const Real hv = hrow[t];
-            HPT_SIMD for (int v = 0; v < VB; ++v) acc[t][v] += w[v] * hv;
+        // Loss head, hidden norm and the path update: one thread per row.
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](const int t) {
+          Real cs0 = 0, cs1 = 0;
+          for (int i = 0; i < S; ++i) {
+            cs0 += p.loss_head_w(m, 0, H + i) * s[i * R + t];
+            cs1 += p.loss_head_w(m, 1, H + i) * s[i * R + t];
           }
-        }
-        for (int v = 0; v < VB && q0 + v < Q - 1; ++v)
-          for (int t = 0; t < R; ++t) heads[(q0 + v) * R + t] = acc[t][v];
-      });
-      team.team_barrier();
+          const Real eps = Real(rng::normal(rng::key(seed, n0 + t, m, k, S)));
+          const Real delta = detail::loss_delta(p, m, csum[t] + cs0, csum[R + t] + cs1, eps);
+          const detail::TileRow<Real> x{xh + t, R};
+          detail::advance_loss_features(state(t), delta, mode, x, in.norm_mean, in.norm_inv_std,
+                                        clamp);
+          out.loss_paths(n0 + t, m, k) = math::exp(state(t).log_loss);
+          out.hidden_norms(n0 + t, m, k - 1) = math::sqrt(norm2[t]);
+        });
+        team.team_barrier();
+      }
 
-      // s = mu_s + sigma_s * eps for every (unit, row) of the tile's real rows.
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, S * rows), [&](const int i2) {
-        const int i = i2 / rows, t = i2 % rows;
-        const Real eps = Real(rng::normal(rng::key(seed, n0 + t, m, k, i)));
-        s[i * R + t] = detail::prior_sample(p, m, i, heads[i * R + t], heads[(S + i) * R + t], eps);
-      });
-      team.team_barrier();
-
-      // Loss head, hidden norm and the path update: one thread per row.
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](const int t) {
-        Real cs0 = 0, cs1 = 0;
-        for (int i = 0; i < S; ++i) {
-          cs0 += p.loss_head_w(m, 0, H + i) * s[i * R + t];
-          cs1 += p.loss_head_w(m, 1, H + i) * s[i * R + t];
-        }
-        const Real eps = Real(rng::normal(rng::key(seed, n0 + t, m, k, S)));
-        const Real delta = detail::loss_delta(p, m, heads[(2 * S) * R + t] + cs0,
-                                              heads[(2 * S + 1) * R + t] + cs1, eps);
-        const detail::TileRow<Real> x{xh + t, R};
-        detail::advance_loss_features(state(t), delta, mode, x, in.norm_mean, in.norm_inv_std,
-                                      clamp);
-        out.loss_paths(n0 + t, m, k) = math::exp(state(t).log_loss);
-        out.hidden_norms(n0 + t, m, k - 1) = math::sqrt(heads[(Q - 1) * R + t]);
+        for (int j = 0; j < H; ++j) out.final_latents(n0 + t, m, j) = hcur[j * R + t];
       });
-      team.team_barrier();
+    };
+
+    Policy policy(space, league, team_size, 1);
+    policy.set_scratch_size(level, Kokkos::PerTeam(bytes));
+    if (pass == 0) {
+      const int fits = policy.team_size_max(body, Kokkos::ParallelForTag());
+      HPT_REQUIRE(fits >= 1, "ensemble_rollout_tiled: the kernel does not fit a team");
+      if (team_size > fits) {
+        team_size = fits;
+        continue;
+      }
     }
-
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](const int t) {
-      for (int j = 0; j < H; ++j) out.final_latents(n0 + t, m, j) = hcur[j * R + t];
-    });
-  };
-
-  // Threads per team: a GPU gives each unit a thread (up to what the registers allow); a CPU splits
-  // its threads over the teams when there are fewer teams than threads.
-  const int league = tiles * E;
-  Policy probe(space, league, 1, 1);
-  probe.set_scratch_size(level, Kokkos::PerTeam(bytes));
-  const int most = probe.team_size_max(body, Kokkos::ParallelForTag());
-  int team_size = settings.team_size;
-  if (team_size <= 0) {
-    const bool gpu = detail::team_vector_length<Space>() > 1;
-    team_size = gpu ? (H + 31) / 32 * 32 : int(space.concurrency()) / league;
-    if (team_size < 1) team_size = 1;
+    Kokkos::parallel_for("hpt::ensemble_rollout_tiled", policy, body);
+    break;
   }
-  if (team_size > kTiledTeamThreads) team_size = kTiledTeamThreads;
-  if (team_size > most) team_size = most;
-  Policy policy(space, league, team_size, 1);
-  policy.set_scratch_size(level, Kokkos::PerTeam(bytes));
-  Kokkos::parallel_for("hpt::ensemble_rollout_tiled", policy, body);
   detail::mean_hidden_norm(space, out);
 }
 

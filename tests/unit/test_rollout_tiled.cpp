@@ -1,7 +1,8 @@
 // The tiled rollout (kernels/ensemble_rollout_tiled.hpp) against the team-per-path ensemble_rollout
 // (itself checked against a plain host loop in test_rollout.cpp) on the same random draws: partial
-// tiles, both reset modes and feature updates, tiles of 1, 4 and 16 scenarios (the CPU and GPU
-// choices of rollout_tile_rows).
+// tiles, both reset modes and feature updates, tiles of 1, 4, 16 and 20 scenarios (the CPU and GPU
+// choices of rollout_tile_rows), and the GPU's register blocks (10 rows x 2 units per thread, heads
+// 4 rows x 2 columns) run on every backend, with partial tiles and H not a multiple of the block.
 // Results must not depend on the team size, and must be bit-identical on Serial and OpenMP.
 #include <gtest/gtest.h>
 
@@ -45,6 +46,18 @@ std::vector<std::vector<double>> tiled(const Problem<Real, Mem>& pb, GruReset re
       }));
 }
 
+// With explicit register blocks: RB rows x UB units per thread, heads RBH rows x UB columns, the
+// weights read a column ahead into registers (PF, the GPU's form) or in place.
+template <int R, int RB, int UB, int RBH, bool PF, class Space, class Real, class Mem>
+std::vector<std::vector<double>> tiled_blocked(const Problem<Real, Mem>& pb, GruReset reset,
+                                               const hpt::RolloutSettings& settings) {
+  return all_outputs(
+      hpt::test::run_rollout<Space>(pb, settings, [&](const hpt::RolloutOutputs<Real, Mem>& out) {
+        hpt::ensemble_rollout_tiled<R, Space, Real, RB, UB, RBH, PF>(Space(), pb.params, reset,
+                                                                     pb.h0, pb.in, settings, out);
+      }));
+}
+
 template <class Space, class Real, class Mem>
 std::vector<std::vector<double>> team_per_path(const Problem<Real, Mem>& pb, GruReset reset,
                                                const hpt::RolloutSettings& settings) {
@@ -77,6 +90,64 @@ TYPED_TEST(RolloutTiled, MatchesTeamPerPathKernel) {
     hpt::test::expect_outputs_near(tiled<1, Space>(pb, c.reset, settings), reference, tol);
     hpt::test::expect_outputs_near(tiled<4, Space>(pb, c.reset, settings), reference, tol);
     hpt::test::expect_outputs_near(tiled<16, Space>(pb, c.reset, settings), reference, tol);
+    hpt::test::expect_outputs_near(tiled<20, Space>(pb, c.reset, settings), reference, tol);
+  }
+}
+
+// The GPU's blocks on every backend: tiles of 20 rows as two groups of 10 (N = 3, 19, 33, 40: one
+// partial tile, one and a partial, two whole), 2 units per thread (H = 7: an odd unit padded),
+// heads of 4 rows, weights read ahead; also tiles of 16 as 2 x 8 and 5 as 5 x 1 (heads 1 row), and
+// the GPU's blocks with the weights read in place. A block changes only who computes a value, not
+// its order of operations: same bits as the backend's own blocks.
+TYPED_TEST(RolloutTiled, RegisterBlocksMatch) {
+  using Space = typename TypeParam::space;
+  using Real = typename TypeParam::real;
+  using Mem = typename Space::memory_space;
+  std::mt19937 gen(1414);
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(::testing::Message() << "E=" << c.E << " N=" << c.N << " H=" << c.H << " I=" << c.I
+                                      << " S=" << c.S << " Y=" << c.Y << " reset=" << int(c.reset));
+    const Problem<Real, Mem> pb(c.E, c.H, c.S, c.I, gen);
+    const auto settings = settings_for(c);
+    const auto reference = team_per_path<Space>(pb, c.reset, settings);
+    const double tol = 4.0 * (c.Y + 1) * hpt::test::tolerance<Real>(c.H + c.I);
+    const auto b20 = tiled_blocked<20, 10, 2, 4, true, Space>(pb, c.reset, settings);
+    hpt::test::expect_outputs_near(b20, reference, tol);
+    hpt::test::expect_outputs_near(tiled_blocked<16, 8, 2, 4, true, Space>(pb, c.reset, settings),
+                                   reference, tol);
+    hpt::test::expect_outputs_near(tiled_blocked<5, 5, 4, 1, true, Space>(pb, c.reset, settings),
+                                   reference, tol);
+    const auto own20 = tiled<20, Space>(pb, c.reset, settings);
+    const auto in_place = tiled_blocked<20, 10, 2, 4, false, Space>(pb, c.reset, settings);
+    for (int o = 0; o < 4; ++o) {
+      EXPECT_EQ(b20[o], own20[o]) << hpt::test::kOutputNames[o];
+      EXPECT_EQ(in_place[o], own20[o]) << hpt::test::kOutputNames[o] << " (in place)";
+    }
+  }
+}
+
+// One work item per thread keeps the new h in registers across the step's barrier; fewer threads
+// than items send it through scratch. Both give the same bits (from 2 threads a team has one item
+// per thread here: H = 3 is 2 blocks of 2 units, a tile of 4 rows one group; host teams are limited
+// to the thread pool, so OpenMP needs 2 threads to take the register path).
+TYPED_TEST(RolloutTiled, NewHiddenInRegistersOrScratch) {
+  using Space = typename TypeParam::space;
+  using Real = typename TypeParam::real;
+  using Mem = typename Space::memory_space;
+  std::mt19937 gen(31);
+  const Case c{2, 7, 3, 64, 2, 11, FeatureUpdate::Rich, GruReset::After};
+  const Problem<Real, Mem> pb(c.E, c.H, c.S, c.I, gen);
+  auto settings = settings_for(c);
+  const auto reference = team_per_path<Space>(pb, c.reset, settings);
+  const double tol = 4.0 * (c.Y + 1) * hpt::test::tolerance<Real>(c.H + c.I);
+  settings.team_size = 1;
+  const auto one = tiled_blocked<4, 4, 2, 2, true, Space>(pb, c.reset, settings);
+  hpt::test::expect_outputs_near(one, reference, tol);
+  for (const int team_size : {2, 4, 8}) {
+    settings.team_size = team_size;
+    const auto out = tiled_blocked<4, 4, 2, 2, true, Space>(pb, c.reset, settings);
+    for (int o = 0; o < 4; ++o)
+      EXPECT_EQ(out[o], one[o]) << hpt::test::kOutputNames[o] << " team_size " << team_size;
   }
 }
 
