@@ -24,7 +24,7 @@ const char* const kHorizonsExample = "10,50,100,200";
 
 // The online fine-tuning of the learned level forecaster (forecast/level_finetune.hpp).
 void declare_finetune_options(OptionSchema& s) {
-  const FinetuneSettings d;
+  const FinetuneSettings d{};
   s.add_choice("forecast.finetune", "off", {"off", "on"},
                "online fine-tuning of the learned level forecaster: on refits its quantile "
                "regressions per group on the samples realised so far, pulled towards the "
