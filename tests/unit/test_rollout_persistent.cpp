@@ -26,6 +26,7 @@ namespace {
 using hpt::FeatureUpdate;
 using hpt::GruReset;
 using hpt::test::all_outputs;
+using hpt::test::case_label;
 using hpt::test::kOutputNames;
 using hpt::test::Problem;
 
@@ -89,8 +90,7 @@ TYPED_TEST(RolloutPersistent, DispatcherMatchesExistingKernel) {
   constexpr bool gpu = on_cuda<Space>();
   std::mt19937 gen(314);
   for (const auto& c : kCases) {
-    SCOPED_TRACE(::testing::Message() << "E=" << c.E << " N=" << c.N << " H=" << c.H << " I=" << c.I
-                                      << " S=" << c.S << " Y=" << c.Y << " reset=" << int(c.reset));
+    SCOPED_TRACE(case_label(c));
     const Problem<Real, Mem> pb(c.E, c.H, c.S, c.I, gen);
     const auto settings = settings_of(c);
     const bool supported = hpt::persistent_rollout_supported<Space, Real>(c.E, c.N, c.H, c.I, c.S);

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "kernels/ensemble_rollout.hpp"
@@ -30,6 +32,15 @@ std::vector<double> download(const View& v) {
   std::vector<double> out(mirror.span());
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = double(mirror.data()[i]);
   return out;
+}
+
+// "E=.. N=.. H=.. I=.. S=.. Y=.. reset=.." of a kernel-comparison case, for SCOPED_TRACE.
+template <class Case>
+std::string case_label(const Case& c) {
+  std::ostringstream m;
+  m << "E=" << c.E << " N=" << c.N << " H=" << c.H << " I=" << c.I << " S=" << c.S << " Y=" << c.Y
+    << " reset=" << int(c.reset);
+  return m.str();
 }
 
 // The settings a kernel-comparison case runs with (features clamped at 3 so that paths stay

@@ -21,6 +21,7 @@ namespace {
 using hpt::FeatureUpdate;
 using hpt::GruReset;
 using hpt::test::all_outputs;
+using hpt::test::case_label;
 using hpt::test::Problem;
 
 struct Case {
@@ -81,8 +82,7 @@ TYPED_TEST(RolloutTiled, MatchesTeamPerPathKernel) {
   using Mem = typename Space::memory_space;
   std::mt19937 gen(2718);
   for (const auto& c : kCases) {
-    SCOPED_TRACE(::testing::Message() << "E=" << c.E << " N=" << c.N << " H=" << c.H << " I=" << c.I
-                                      << " S=" << c.S << " Y=" << c.Y << " reset=" << int(c.reset));
+    SCOPED_TRACE(case_label(c));
     const Problem<Real, Mem> pb(c.E, c.H, c.S, c.I, gen);
     const auto settings = settings_for(c);
     const auto reference = team_per_path<Space>(pb, c.reset, settings);
@@ -105,8 +105,7 @@ TYPED_TEST(RolloutTiled, RegisterBlocksMatch) {
   using Mem = typename Space::memory_space;
   std::mt19937 gen(1414);
   for (const auto& c : kCases) {
-    SCOPED_TRACE(::testing::Message() << "E=" << c.E << " N=" << c.N << " H=" << c.H << " I=" << c.I
-                                      << " S=" << c.S << " Y=" << c.Y << " reset=" << int(c.reset));
+    SCOPED_TRACE(case_label(c));
     const Problem<Real, Mem> pb(c.E, c.H, c.S, c.I, gen);
     const auto settings = settings_for(c);
     const auto reference = team_per_path<Space>(pb, c.reset, settings);
