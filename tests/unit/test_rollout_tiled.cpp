@@ -76,22 +76,31 @@ template <class T>
 class RolloutTiled : public ::testing::Test {};
 TYPED_TEST_SUITE(RolloutTiled, hpt::test::BackendsAndPrecisions, hpt::test::TypedTestNames);
 
+// Calls check(pb, settings, reference, tol) for every case: a random problem, its settings, the
+// team-per-path kernel's outputs and the tolerance against them.
+template <class Space, class Real, class Check>
+void against_team_per_path(unsigned seed, const Check& check) {
+  std::mt19937 gen(seed);
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(case_label(c));
+    const Problem<Real, typename Space::memory_space> pb(c.E, c.H, c.S, c.I, gen);
+    const auto settings = settings_for(c);
+    const auto reference = team_per_path<Space>(pb, c.reset, settings);
+    check(pb, c.reset, settings, reference,
+          4.0 * (c.Y + 1) * hpt::test::tolerance<Real>(c.H + c.I));
+  }
+}
+
 TYPED_TEST(RolloutTiled, MatchesTeamPerPathKernel) {
   using Space = typename TypeParam::space;
   using Real = typename TypeParam::real;
-  using Mem = typename Space::memory_space;
-  std::mt19937 gen(2718);
-  for (const auto& c : kCases) {
-    SCOPED_TRACE(case_label(c));
-    const Problem<Real, Mem> pb(c.E, c.H, c.S, c.I, gen);
-    const auto settings = settings_for(c);
-    const auto reference = team_per_path<Space>(pb, c.reset, settings);
-    const double tol = 4.0 * (c.Y + 1) * hpt::test::tolerance<Real>(c.H + c.I);
-    hpt::test::expect_outputs_near(tiled<1, Space>(pb, c.reset, settings), reference, tol);
-    hpt::test::expect_outputs_near(tiled<4, Space>(pb, c.reset, settings), reference, tol);
-    hpt::test::expect_outputs_near(tiled<16, Space>(pb, c.reset, settings), reference, tol);
-    hpt::test::expect_outputs_near(tiled<20, Space>(pb, c.reset, settings), reference, tol);
-  }
+  against_team_per_path<Space, Real>(2718, [](const auto& pb, GruReset reset, const auto& settings,
+                                              const auto& reference, double tol) {
+    hpt::test::expect_outputs_near(tiled<1, Space>(pb, reset, settings), reference, tol);
+    hpt::test::expect_outputs_near(tiled<4, Space>(pb, reset, settings), reference, tol);
+    hpt::test::expect_outputs_near(tiled<16, Space>(pb, reset, settings), reference, tol);
+    hpt::test::expect_outputs_near(tiled<20, Space>(pb, reset, settings), reference, tol);
+  });
 }
 
 // The GPU's blocks on every backend: tiles of 20 rows as two groups of 10 (N = 3, 19, 33, 40: one
@@ -102,27 +111,21 @@ TYPED_TEST(RolloutTiled, MatchesTeamPerPathKernel) {
 TYPED_TEST(RolloutTiled, RegisterBlocksMatch) {
   using Space = typename TypeParam::space;
   using Real = typename TypeParam::real;
-  using Mem = typename Space::memory_space;
-  std::mt19937 gen(1414);
-  for (const auto& c : kCases) {
-    SCOPED_TRACE(case_label(c));
-    const Problem<Real, Mem> pb(c.E, c.H, c.S, c.I, gen);
-    const auto settings = settings_for(c);
-    const auto reference = team_per_path<Space>(pb, c.reset, settings);
-    const double tol = 4.0 * (c.Y + 1) * hpt::test::tolerance<Real>(c.H + c.I);
-    const auto b20 = tiled_blocked<20, 10, 2, 4, true, Space>(pb, c.reset, settings);
+  against_team_per_path<Space, Real>(1414, [](const auto& pb, GruReset reset, const auto& settings,
+                                              const auto& reference, double tol) {
+    const auto b20 = tiled_blocked<20, 10, 2, 4, true, Space>(pb, reset, settings);
     hpt::test::expect_outputs_near(b20, reference, tol);
-    hpt::test::expect_outputs_near(tiled_blocked<16, 8, 2, 4, true, Space>(pb, c.reset, settings),
+    hpt::test::expect_outputs_near(tiled_blocked<16, 8, 2, 4, true, Space>(pb, reset, settings),
                                    reference, tol);
-    hpt::test::expect_outputs_near(tiled_blocked<5, 5, 4, 1, true, Space>(pb, c.reset, settings),
+    hpt::test::expect_outputs_near(tiled_blocked<5, 5, 4, 1, true, Space>(pb, reset, settings),
                                    reference, tol);
-    const auto own20 = tiled<20, Space>(pb, c.reset, settings);
-    const auto in_place = tiled_blocked<20, 10, 2, 4, false, Space>(pb, c.reset, settings);
+    const auto own20 = tiled<20, Space>(pb, reset, settings);
+    const auto in_place = tiled_blocked<20, 10, 2, 4, false, Space>(pb, reset, settings);
     for (int o = 0; o < 4; ++o) {
       EXPECT_EQ(b20[o], own20[o]) << hpt::test::kOutputNames[o];
       EXPECT_EQ(in_place[o], own20[o]) << hpt::test::kOutputNames[o] << " (in place)";
     }
-  }
+  });
 }
 
 // One work item per thread keeps the new h in registers across the step's barrier; fewer threads
