@@ -38,7 +38,7 @@ def weights(path):
 # 1. The shipped deck remakes the shipped model from the corpus in tests/data.
 r = hptest.run(a.hpt, hptest.deck_path(a.root, "pretrain.ini"), f"output.dir={out}", cwd=a.root)
 hptest.check(r.returncode == 0 and "pretrain: 2710 runs" in r.stdout, "the shipped pretrain deck runs on the 2710 "
-             "runs of its twelve curve files", r.stdout[-800:] + r.stderr[-800:])
+             "runs of its thirteen curve files", r.stdout[-800:] + r.stderr[-800:])
 made, shipped = os.path.join(out, "level-model.h5"), os.path.join(a.root, "inputs", "models", "level-model.h5")
 if os.path.exists(made):
     w, s = weights(made), weights(shipped)
