@@ -69,8 +69,22 @@ LevelModel read_model(const std::string& path, const std::string& where) {
   m.corpus = group.read_string_attribute("corpus");
   m.runs = group.read_int_attribute("runs");
   m.samples = group.read_int_attribute("samples");
-  m.horizons = group.read_vector_attribute<int>("horizons");
+  const bool to_end =
+      group.has_attribute("target") && group.read_string_attribute("target") == "end";
+  if (to_end) {
+    m.target = LevelModel::Target::kEnd;
+    m.end_from = group.read_double_attribute("end_from");
+    m.end_to = group.read_double_attribute("end_to");
+  } else {
+    m.horizons = group.read_vector_attribute<int>("horizons");
+  }
   return m;
+}
+
+const char* target_words(LevelModel::Target t) {
+  return t == LevelModel::Target::kEnd
+             ? "a final-level model (pretrain.target = end)"
+             : "a model of the level at horizons ahead (pretrain.target = horizons)";
 }
 
 }  // namespace
@@ -89,16 +103,28 @@ void save_level_model(const LevelModel& model, const std::string& path, const st
   group.write_string_attribute("corpus", model.corpus);
   group.write_int_attribute("runs", model.runs);
   group.write_int_attribute("samples", model.samples);
-  group.write_vector_attribute("horizons", model.horizons);
+  if (model.target == LevelModel::Target::kEnd) {
+    group.write_string_attribute("target", "end");
+    group.write_double_attribute("end_from", model.end_from);
+    group.write_double_attribute("end_to", model.end_to);
+  } else {
+    group.write_string_attribute("target", "horizons");
+    group.write_vector_attribute("horizons", model.horizons);
+  }
   group.write_int_attribute("checksum", std::int64_t(weights_checksum(model)));
   writer.commit();
 }
 
-LevelModel load_level_model(const std::string& path, const std::string& key) {
+LevelModel load_level_model(const std::string& path, const std::string& key,
+                            LevelModel::Target expected) {
   const std::string where = key + " = '" + path + "'";
   return naming_file_when_too_large(where, [&] {
     try {
-      return read_model(path, where);
+      LevelModel m = read_model(path, where);
+      if (m.target != expected)
+        throw InputError(where + " holds " + target_words(m.target) + "; expected " +
+                         target_words(expected));
+      return m;
     } catch (const InputError& e) {
       const std::string what = e.what();
       if (what.rfind(where, 0) == 0) throw;

@@ -13,8 +13,10 @@ void save_level_model(const forecast::LevelModel& model, const std::string& path
 
 // Reads and checks a model file: an hpt file of kind level_model, the model version this build
 // reads, the same feature list, three weight vectors of one weight per feature, every weight
-// finite, and the checksum over the weights. Anything else is an InputError naming `key`, the
-// file and what is wrong.
-forecast::LevelModel load_level_model(const std::string& path, const std::string& key);
+// finite, the checksum over the weights, and a model of the `expected` target. Anything else is an
+// InputError naming `key`, the file and what is wrong.
+forecast::LevelModel load_level_model(
+    const std::string& path, const std::string& key,
+    forecast::LevelModel::Target expected = forecast::LevelModel::Target::kHorizons);
 
 }  // namespace hpt::io

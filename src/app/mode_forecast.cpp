@@ -79,6 +79,13 @@ void load_pretrained(forecast::CurveStudySettings& settings, const Config& c) {
   const forecast::LevelModel& m = settings.level_model;
   std::cout << "learned level forecaster: " << path << " (pretrained on " << m.runs << " runs of '"
             << m.corpus << "', " << m.samples << " samples)\n";
+  const std::string final_path = forecast::final_model_path(c);
+  if (final_path.empty()) return;
+  settings.final_model = io::load_level_model(final_path, "forecast.final_model",
+                                              forecast::LevelModel::Target::kEnd);
+  std::cout << "final-level forecaster of the stop list: " << final_path << " (pretrained on "
+            << settings.final_model.runs << " runs, " << settings.final_model.samples
+            << " samples)\n";
 }
 
 double eta_seconds(const forecast::ReplayProgress& p) {
@@ -262,6 +269,9 @@ void check_forecast_inputs(const RunContext& ctx) {
   if (!model.empty()) io::check_model_file(model, "forecast.model", ctx.config);
   const std::string pretrained = forecast::pretrained_model_path(ctx.config);
   if (!pretrained.empty()) io::load_level_model(pretrained, "forecast.pretrained");
+  const std::string final_model = forecast::final_model_path(ctx.config);
+  if (!final_model.empty())
+    io::load_level_model(final_model, "forecast.final_model", forecast::LevelModel::Target::kEnd);
   check_output_file(ctx.output_path(".h5"), "output.name", ctx.output_dir);
 }
 

@@ -49,6 +49,12 @@ forecast::CurveSet read_corpus(const Config& c) {
 std::vector<forecast::LevelSample> corpus_samples(const forecast::CurveSet& set, const Config& c) {
   const forecast::LevelSampling sampling = forecast::read_level_sampling(c);
   std::vector<forecast::LevelSample> samples = forecast::level_samples(set.runs, sampling);
+  if (samples.empty() && sampling.to_end)
+    throw InputError("pretrain.input = '" + c.get_string("pretrain.input") +
+                     "': no run gives a sample with pretrain.target = end (a sample needs " +
+                     std::to_string(sampling.first_origin) +
+                     " entries of history between pretrain.end_from and pretrain.end_to of the "
+                     "run, and more than 4 steps after it)");
   if (samples.empty())
     throw InputError("pretrain.input = '" + c.get_string("pretrain.input") +
                      "': no run is long enough to give a sample at any of pretrain.horizons = " +
@@ -59,12 +65,13 @@ std::vector<forecast::LevelSample> corpus_samples(const forecast::CurveSet& set,
 }
 
 // In-sample mean |error| of the median against `last` (a change of 0), and the 90 % interval's
-// coverage, per horizon.
+// coverage, per horizon (one row, "end", for a final-level model).
 io::TextTable fit_table(const forecast::LevelModel& m,
                         const std::vector<forecast::LevelSample>& samples) {
   io::TextTable table(
       {"horizon", "samples", "mean |error| last", "mean |error| learned", "ratio", "90% coverage"});
-  for (int h : m.horizons) {
+  const bool to_end = m.target == forecast::LevelModel::Target::kEnd;
+  for (int h : to_end ? std::vector<int>{0} : m.horizons) {
     double last = 0, learned = 0, inside = 0, n = 0;
     for (const forecast::LevelSample& s : samples) {
       if (s.horizon != h) continue;
@@ -74,10 +81,21 @@ io::TextTable fit_table(const forecast::LevelModel& m,
       inside += (target >= f.lo && target <= f.hi) ? 1 : 0;
     }
     if (n == 0) continue;
-    table.add_row({std::to_string(h), io::fmt(n), io::fmt(last / n), io::fmt(learned / n),
-                   io::fmt(learned / std::max(last, 1e-300)), io::fmt(inside / n)});
+    table.add_row({to_end ? std::string("end") : std::to_string(h), io::fmt(n), io::fmt(last / n),
+                   io::fmt(learned / n), io::fmt(learned / std::max(last, 1e-300)),
+                   io::fmt(inside / n)});
   }
   return table;
+}
+
+// What the model is for, from the sampling that made it.
+void describe_target(forecast::LevelModel& m, const forecast::LevelSampling& s) {
+  if (s.to_end) {
+    m.target = forecast::LevelModel::Target::kEnd;
+    m.end_from = s.end_from, m.end_to = s.end_to;
+  } else {
+    m.horizons = s.horizons;
+  }
 }
 
 }  // namespace
@@ -111,7 +129,7 @@ int run_pretrain_mode(const RunContext& ctx) {
                 << " rounds; raise it\n";
   std::cout << "pretrain: quantile fits converged in " << model.rounds[0] << ", " << model.rounds[1]
             << " and " << model.rounds[2] << " rounds\n";
-  model.horizons = forecast::read_level_sampling(c).horizons;
+  describe_target(model, forecast::read_level_sampling(c));
   model.runs = (long long)set.runs.size();
   model.corpus = c.get_string("pretrain.input");
   std::cout << fit_table(model, samples).str()

@@ -58,6 +58,10 @@ forecast::LiveJudgeSettings judge_settings(const Config& c) {
         "forecast.pretrained = none: run.mode = watch forecasts every run's final "
         "loss with the learned level forecaster; expected 'default' or a model file");
   s.model = io::load_level_model(path, "forecast.pretrained");
+  const std::string final_path = forecast::final_model_path(c);
+  if (!final_path.empty())
+    s.final_model = io::load_level_model(final_path, "forecast.final_model",
+                                         forecast::LevelModel::Target::kEnd);
   return s;
 }
 

@@ -399,8 +399,9 @@ OriginFits CurveStudy::fit_origin(int r) const {
 LevelForecast CurveStudy::final_forecast(const OriginFits& fits, int r, long long g) const {
   const Curve& run = runs_[std::size_t(r)];
   const long long end = group_end_[std::size_t(group_[std::size_t(r)])];
-  if (settings_.stop_on_validation) return final_validation(run, level_model(r), fits.level, end);
-  return level_forecast_ahead(level_model(r), fits.level, run.steps, run.lr, end - g);
+  const LevelModel& m = settings_.final_model.empty() ? level_model(r) : settings_.final_model;
+  if (settings_.stop_on_validation) return final_validation(run, m, fits.level, end);
+  return level_forecast_ahead(m, fits.level, run.steps, run.lr, end - g);
 }
 
 // The lowest and second-lowest level of every group (of the runs pushed so far): the forecast

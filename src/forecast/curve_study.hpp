@@ -63,6 +63,7 @@ struct CurveStudySettings {
   std::size_t print_every = 100;    // run.print_every
   RssmTrainOptions training;        // [dynamics] online training
   LevelModel level_model;           // forecast.pretrained; empty: `learned` repeats `last`
+  LevelModel final_model;           // forecast.final_model; empty: level_model to the run's end
   FinetuneSettings finetune;        // forecast.finetune*: refits of level_model per group
 };
 

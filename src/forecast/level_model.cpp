@@ -201,28 +201,50 @@ LevelForecast level_forecast_ahead(const LevelModel& model, const LevelHistory& 
   return level_forecast(model, level_features(hist, steps, lr, capped));
 }
 
+namespace {
+
+// The samples of one origin: at every horizon whose target window the run holds, or (to_end) the
+// run's final level, `lr` being the run's rates or none.
+void origin_samples(const Curve& c, const LevelHistory& hist, const std::vector<double>& lr,
+                    const LevelSampling& s, std::vector<LevelSample>& out) {
+  if (s.to_end) {
+    const long long h = c.steps.back() - hist.t;
+    if (h <= kTargetBefore) return;
+    LevelSample sample;
+    sample.f = level_features(hist, c.steps, lr, int(std::min<long long>(h, 1 << 30)));
+    sample.change = forecast_last(c.loss, int(c.loss.size())) - sample.f.last;
+    out.push_back(sample);
+    return;
+  }
+  for (int h : s.horizons) {
+    const double target = target_log_loss(c.steps, c.loss, hist.t, h);
+    if (std::isnan(target)) continue;
+    LevelSample sample;
+    sample.f = level_features(hist, c.steps, lr, h);
+    sample.change = target - sample.f.last;
+    sample.horizon = h;
+    out.push_back(sample);
+  }
+}
+
+}  // namespace
+
 std::vector<LevelSample> level_samples(const std::vector<Curve>& runs, const LevelSampling& s) {
   static const std::vector<double> no_lr;
   std::vector<LevelSample> out;
   for (const Curve& c : runs) {
+    const int entries = int(c.steps.size());
+    const int from = s.to_end ? int(std::ceil(s.end_from * entries)) : 0;
+    const int to = s.to_end ? int(std::floor(s.end_to * entries)) : entries;
     int origin = -1, previous = 0;
-    for (int e = s.first_origin; e <= int(c.steps.size()); e += s.every) {
+    for (int e = s.first_origin; e <= to; e += s.every) {
       // A densified run's origins move back to its newest logged entry (each taken once).
       const int n = logged_upto(c, e);
-      if (n < s.first_origin || n == previous) continue;
+      if (n < s.first_origin || n < from || n == previous) continue;
       previous = n;
       ++origin;
-      const LevelHistory hist = level_history(c.steps, c.loss, n);
       const bool drop = s.drop_lr_every > 0 && origin % s.drop_lr_every == s.drop_lr_every - 1;
-      for (int h : s.horizons) {
-        const double target = target_log_loss(c.steps, c.loss, hist.t, h);
-        if (std::isnan(target)) continue;
-        LevelSample sample;
-        sample.f = level_features(hist, c.steps, drop ? no_lr : c.lr, h);
-        sample.change = target - sample.f.last;
-        sample.horizon = h;
-        out.push_back(sample);
-      }
+      origin_samples(c, level_history(c.steps, c.loss, n), drop ? no_lr : c.lr, s, out);
     }
   }
   return out;

@@ -15,12 +15,17 @@ namespace hpt::forecast {
 
 struct LevelModel {
   static constexpr int kVersion = 1;
+  // What it forecasts: the level h steps ahead (forecast.pretrained), or the level at the end of the
+  // run from any origin, h being the steps left (forecast.final_model, the stop list's question).
+  enum class Target { kHorizons, kEnd };
+  Target target = Target::kHorizons;
   // Weights of the features (kLevelFeatures each) for the 50 %, 5 % and 95 % quantiles.
   std::vector<double> median, q05, q95;
   // Where it came from (stored in the model file, printed when it is loaded).
   std::string corpus;
   long long runs = 0, samples = 0;
-  std::vector<int> horizons;
+  std::vector<int> horizons;   // kHorizons: the horizons it was fitted at
+  double end_from = 0, end_to = 0;  // kEnd: the fractions of a run's entries its origins spanned
   // Reweighting rounds each fit took (median, 5 %, 95 %); not stored in the file.
   std::array<int, 3> rounds{0, 0, 0};
   bool empty() const { return median.empty(); }
@@ -58,6 +63,11 @@ struct LevelSampling {
   // Every `drop_lr_every`-th origin of a run is taken without its learning rates (0: never), so
   // that the model also serves runs whose files have no lr column.
   int drop_lr_every = 4;
+  // to_end: one sample per origin, its target the run's final level (the log mean of its newest 10
+  // losses, as the stop list scores runs), its horizon the steps left; origins from end_from to
+  // end_to of the run's entries. `horizons` is then unused.
+  bool to_end = false;
+  double end_from = 0.05, end_to = 0.95;
 };
 std::vector<LevelSample> level_samples(const std::vector<Curve>& runs, const LevelSampling& s);
 

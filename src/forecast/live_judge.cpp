@@ -92,8 +92,8 @@ namespace {
 // The learned forecast of `c`'s level at `end` from its first n entries.
 LevelForecast final_from(const Curve& c, int n, long long end, const LiveJudgeSettings& s) {
   const LevelHistory hist = level_history(c.steps, c.loss, n);
-  if (s.by_validation) return final_validation(c, s.model, hist, end);
-  return level_forecast_ahead(s.model, hist, c.steps, c.lr, end - hist.t);
+  if (s.by_validation) return final_validation(c, s.final_level_model(), hist, end);
+  return level_forecast_ahead(s.final_level_model(), hist, c.steps, c.lr, end - hist.t);
 }
 
 }  // namespace

@@ -35,6 +35,8 @@ struct LiveJudgeSettings {
   double stale_after = 600;        // watch.stale_after: a run this long without a row is idle
   double max_stop_fraction = 0.5;  // watch.max_stop_fraction of the live runs per poll
   LevelModel model;                // forecast.pretrained (required)
+  LevelModel final_model;          // forecast.final_model; empty: `model` to the end of the run
+  const LevelModel& final_level_model() const { return final_model.empty() ? model : final_model; }
 };
 
 enum class Decision { kWait, kContinue, kStop, kFinished, kGone };

@@ -1,6 +1,7 @@
 #include "forecast/pretrain_options.hpp"
 
 #include <cstdlib>
+#include <string>
 
 #include "core/config_lists.hpp"
 #include "core/error.hpp"
@@ -30,6 +31,14 @@ void declare_pretrain_options(OptionSchema& s) {
              "skip a malformed run with a warning instead of refusing the file");
   s.add_string("pretrain.horizons", kPretrainHorizonsExample,
                "horizons in steps the model is fitted at (>= 5, increasing)");
+  s.add_choice("pretrain.target", "horizons", {"horizons", "end"},
+               "what the model forecasts: horizons (the level at each of pretrain.horizons ahead; "
+               "a forecast.pretrained model) or end (the run's final level from any origin; a "
+               "forecast.final_model model for the stop list)");
+  s.add_real("pretrain.end_from", 0.05,
+             "pretrain.target = end: origins from this fraction of each run's entries", 0.0, 1.0);
+  s.add_real("pretrain.end_to", 0.95,
+             "pretrain.target = end: origins up to this fraction of each run's entries", 0.0, 1.0);
   s.add_int("pretrain.every", 10, "an origin every this many entries of each run", 1, 1000000);
   s.add_real("pretrain.ridge", 10.0, "ridge penalty of the quantile regressions", 0.0, 1e12);
   s.add_int("pretrain.iterations", 3000,
@@ -44,6 +53,10 @@ void declare_pretrain_options(OptionSchema& s) {
   s.add_string("forecast.pretrained", "default",
                "learned level forecaster: default (the model shipped with hpt), none, or a model "
                "file written by run.mode = pretrain");
+  s.add_string("forecast.final_model", "none",
+               "the stop list's final-level forecaster: none (forecast.pretrained extrapolated to "
+               "the end of the run), default (the final-level model shipped with hpt), or a model "
+               "file written by run.mode = pretrain with pretrain.target = end");
 }
 
 LevelSampling read_level_sampling(const Config& c) {
@@ -59,15 +72,34 @@ LevelSampling read_level_sampling(const Config& c) {
     s.horizons.push_back(int(v));
   }
   s.every = int(c.get_int("pretrain.every"));
+  s.to_end = c.get_string("pretrain.target") == "end";
+  s.end_from = c.get_real("pretrain.end_from");
+  s.end_to = c.get_real("pretrain.end_to");
+  if (s.to_end && s.end_from >= s.end_to)
+    throw InputError("pretrain.end_from = " + std::to_string(s.end_from) +
+                     " and pretrain.end_to = " + std::to_string(s.end_to) +
+                     ": expected end_from < end_to (the span of each run's origins)");
   return s;
 }
 
-std::string pretrained_model_path(const Config& c) {
-  const std::string& value = c.get_string("forecast.pretrained");
+namespace {
+
+std::string model_path(const Config& c, const std::string& key, const std::string& file) {
+  const std::string& value = c.get_string(key);
   if (value == "none") return "";
   if (value != "default") return value;
   const char* dir = std::getenv("HPT_MODELS_DIR");
-  return std::string(dir && *dir ? dir : HPT_MODELS_DIR) + "/level-model.h5";
+  return std::string(dir && *dir ? dir : HPT_MODELS_DIR) + "/" + file;
+}
+
+}  // namespace
+
+std::string pretrained_model_path(const Config& c) {
+  return model_path(c, "forecast.pretrained", "level-model.h5");
+}
+
+std::string final_model_path(const Config& c) {
+  return model_path(c, "forecast.final_model", "final-level-model.h5");
 }
 
 }  // namespace hpt::forecast
