@@ -1,7 +1,7 @@
 #include "forecast/pretrain_options.hpp"
 
 #include <cstdlib>
-#include <string>
+#include <sstream>
 
 #include "core/config_lists.hpp"
 #include "core/error.hpp"
@@ -75,10 +75,12 @@ LevelSampling read_level_sampling(const Config& c) {
   s.to_end = c.get_string("pretrain.target") == "end";
   s.end_from = c.get_real("pretrain.end_from");
   s.end_to = c.get_real("pretrain.end_to");
-  if (s.to_end && s.end_from >= s.end_to)
-    throw InputError("pretrain.end_from = " + std::to_string(s.end_from) +
-                     " and pretrain.end_to = " + std::to_string(s.end_to) +
-                     ": expected end_from < end_to (the span of each run's origins)");
+  if (s.to_end && s.end_from >= s.end_to) {
+    std::ostringstream m;
+    m << "pretrain.end_from = " << s.end_from << " and pretrain.end_to = " << s.end_to
+      << ": expected end_from < end_to (the span of each run's origins)";
+    throw InputError(m.str());
+  }
   return s;
 }
 

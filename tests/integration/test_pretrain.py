@@ -141,6 +141,55 @@ hptest.check(r.returncode == 2 and "forecast.stop_on = validation" in r.stderr a
              and not os.path.exists(os.path.join(out, "fc_noval.h5")), "stop_on = validation without them: exit 2",
              r.stderr)
 
+# 3c. A final-level model (pretrain.target = end) and the stop list that uses it (forecast.final_model).
+r = hptest.run(a.hpt, deck, "pretrain.split=", "pretrain.target=end", "output.name=end")
+end_model = os.path.join(out, "end.h5")
+hptest.check(r.returncode == 0 and "\n    end " in r.stdout and os.path.exists(end_model),
+             "pretrain.target = end fits a final-level model (one in-sample row, end)",
+             r.stdout[-600:] + r.stderr[-600:])
+
+
+def fnv1a(arrays):
+    h = 14695981039346656037
+    for w in arrays:
+        for byte in np.asarray(w, dtype="<f8").tobytes():
+            h = ((h ^ byte) * 1099511628211) % (1 << 64)
+    return h - (1 << 64) if h >= (1 << 63) else h
+
+
+if os.path.exists(end_model):
+    with h5py.File(end_model, "r") as f:
+        g = f["level_model"]
+        hptest.check(g.attrs["target"] == "end" and g.attrs["end_from"] == 0.05 and g.attrs["end_to"] == 0.95,
+                     "the file records its target and its origins' span")
+    # The same file with the bias alone (median 0.1, quantiles -0.2 and +0.3): each run's forecast final level
+    # at the stop list's origin is then its level there (log mean of the newest 10 losses) + 0.1.
+    import shutil
+    bias_model = os.path.join(a.work, "end-bias.h5")
+    shutil.copy(end_model, bias_model)
+    with h5py.File(bias_model, "a") as f:
+        g = f["level_model"]
+        sets = {}
+        for k, b in (("median", 0.1), ("q05", -0.2), ("q95", 0.3)):
+            w = np.zeros_like(g[k][()])
+            w[0] = b
+            g[k][...] = w
+            sets[k] = w
+        g.attrs.modify("checksum", np.int64(fnv1a([sets["median"], sets["q05"], sets["q95"]])))
+    r = hptest.run(a.hpt, fdeck, "output.name=fc_final", f"forecast.final_model={bias_model}")
+    hptest.check(r.returncode == 0 and "final-level forecaster of the stop list: " + bias_model in r.stdout,
+                 "forecast.final_model names the model", r.stdout[-600:] + r.stderr[-600:])
+    fc = os.path.join(out, "fc_final.h5")
+    if os.path.exists(fc):
+        with h5py.File(fc, "r") as f, h5py.File(curves, "r") as c:
+            worst = 0.0
+            for g in f["runs"].values():
+                loss, steps = c[f"runs/{g.attrs['id']}/loss"][()], c[f"runs/{g.attrs['id']}/step"][()]
+                n = int(np.searchsorted(steps, g.attrs["stop_origin"], side="right"))
+                worst = max(worst, abs(g.attrs["stop_final"] - (np.log(np.mean(loss[n - 10:n])) + 0.1)))
+            hptest.check(worst < 1e-12, "the stop list's final level is the final model's (rebuilt here)",
+                         str(worst))
+
 # 4. Bad inputs: exit 2, the key named, nothing written.
 bad_out = os.path.join(a.work, "bad")
 short = os.path.join(a.work, "short.h5")
@@ -186,6 +235,10 @@ CASES = [
     (deck, ["pretrain.split=validation"], ["pretrain.split = 'validation'", "no run"]),
     (deck, [f"pretrain.input={short}", "pretrain.split="], ["pretrain.input", "long enough"]),
     (deck, ["pretrain.horizons=50,10"], ["pretrain.horizons", "10,25,50"]),
+    (deck, ["pretrain.target=end", "pretrain.end_from=0.6", "pretrain.end_to=0.5"],
+     ["pretrain.end_from = 0.6", "pretrain.end_to = 0.5", "end_from < end_to"]),
+    (fdeck, [f"forecast.final_model={shipped}"], ["forecast.final_model = '", "expected a final-level model"]),
+    (fdeck, [f"forecast.pretrained={end_model}"], ["forecast.pretrained = '", "holds a final-level model"]),
     (fdeck, [f"forecast.pretrained={a.work}/missing.h5"], ["forecast.pretrained = '", "missing.h5"]),
     (fdeck, [f"forecast.pretrained={forecast_file}"], ["forecast.pretrained = '", "forecast"]),
 ] + [(fdeck, [f"forecast.pretrained={p}"], ["forecast.pretrained = '" + p] + n) for p, n in bad_models]

@@ -78,6 +78,43 @@ TEST(LevelModel, SamplesAreTheOriginsAndTargetsOfTheSampling) {
   EXPECT_EQ(at, samples.size());
 }
 
+TEST(LevelModel, EndSamplesTargetTheFinalLevelFromOriginsInTheirSpan) {
+  hpt::forecast::Curve c;
+  c.id = "r";
+  for (int s = 1; s <= 400; ++s) {
+    c.steps.push_back(s);
+    c.loss.push_back(3.0 / std::sqrt(double(s)) * (1 + 0.1 * std::cos(s)));
+    c.lr.push_back(0.1 * (1 - s / 401.0));
+  }
+  hpt::forecast::LevelSampling sampling;
+  sampling.to_end = true;
+  sampling.end_from = 0.1, sampling.end_to = 0.5;
+  sampling.every = 10;
+  sampling.drop_lr_every = 3;
+  const std::vector<LevelSample> samples = hpt::forecast::level_samples({c}, sampling);
+  // Host loop: origins n = 40, 50, .., 200 (from 10 % to 50 % of 400 entries, every 10 from the
+  // 20th); the target is the log mean of the newest 10 losses at the run's end, the horizon the
+  // steps left.
+  double final_level = 0;
+  for (int i = 391; i <= 400; ++i) final_level += c.loss[std::size_t(i - 1)];
+  final_level = std::log(final_level / 10);
+  std::size_t at = 0;
+  int origin = 0;
+  for (int n = 40; n <= 200; n += 10, ++origin) {
+    ASSERT_LT(at, samples.size());
+    const LevelSample& s = samples[at++];
+    const bool drop = origin % 3 == 2;
+    const auto expect = hpt::forecast::level_features(
+        hpt::forecast::level_history(c.steps, c.loss, n), c.steps,
+        drop ? std::vector<double>{} : c.lr, 400 - n);
+    for (int j = 0; j < kLevelFeatures; ++j)
+      EXPECT_DOUBLE_EQ(s.f.x[std::size_t(j)], expect.x[std::size_t(j)]) << "origin " << n;
+    EXPECT_NEAR(s.change, final_level - expect.last, 1e-12) << "origin " << n;
+    EXPECT_EQ(s.f.x[18], drop ? 0.0 : 1.0) << "origin " << n;  // has_lr
+  }
+  EXPECT_EQ(at, samples.size());
+}
+
 TEST(LevelModel, ADensifiedRunIsSampledAtItsLoggedStepsOnly) {
   hpt::forecast::Curve logged;
   for (long long s = 10; s <= 600; s += 10) {

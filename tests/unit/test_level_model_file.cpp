@@ -65,6 +65,38 @@ TEST(LevelModelFile, RoundTripIsExact) {
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"model.h5"});  // no temporary left
 }
 
+TEST(LevelModelFile, AFinalLevelModelKeepsItsTargetAndIsRefusedWhereAHorizonModelIsExpected) {
+  hpt::test::TempDir dir;
+  LevelModel m = sample_model();
+  m.target = LevelModel::Target::kEnd;
+  m.horizons.clear();
+  m.end_from = 0.1, m.end_to = 0.5;
+  hpt::io::save_level_model(m, dir.file("end.h5"), "");
+  const LevelModel back =
+      hpt::io::load_level_model(dir.file("end.h5"), "forecast.final_model", LevelModel::Target::kEnd);
+  EXPECT_EQ(back.target, LevelModel::Target::kEnd);
+  EXPECT_EQ(back.end_from, 0.1);
+  EXPECT_EQ(back.end_to, 0.5);
+  EXPECT_EQ(back.median, m.median);
+  const auto refused = [&](const std::string& file, const std::string& key,
+                           LevelModel::Target expected, const std::string& says) {
+    try {
+      hpt::io::load_level_model(dir.file(file), key, expected);
+      ADD_FAILURE() << file << " was accepted as " << key;
+    } catch (const hpt::InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(key + " = '" + dir.file(file) + "'"), std::string::npos) << what;
+      EXPECT_NE(what.find(says), std::string::npos) << what;
+    }
+  };
+  refused("end.h5", "forecast.pretrained", LevelModel::Target::kHorizons,
+          "holds a final-level model (pretrain.target = end); expected a model of the level at "
+          "horizons ahead");
+  hpt::io::save_level_model(sample_model(), dir.file("horizons.h5"), "");
+  refused("horizons.h5", "forecast.final_model", LevelModel::Target::kEnd,
+          "expected a final-level model");
+}
+
 TEST(LevelModelFile, EveryWrongFileIsOneInputErrorNamingIt) {
   hpt::test::TempDir dir;
   struct Case {
