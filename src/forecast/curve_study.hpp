@@ -290,6 +290,10 @@ class CurveStudy {
 // The scores of `rows` per forecaster and horizon (see HorizonScores).
 HorizonScores score_rows(const std::vector<ForecastRow>& rows, int horizons);
 
+// The combined forecast's raw interval (before the online calibration): the learned interval moved
+// with the combined forecast, a half without width given the other's (or `last`'s) width.
+Interval combined_raw_interval(const ForecastRow& row);
+
 // The stop list of `runs` from their origins' beat probabilities.
 StopList judge_stops(const std::vector<Curve>& runs, const std::vector<OriginRow>& origins,
                      double stop_at, double stop_confidence, bool by_validation = false,
