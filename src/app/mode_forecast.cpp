@@ -81,8 +81,8 @@ void load_pretrained(forecast::CurveStudySettings& settings, const Config& c) {
             << m.corpus << "', " << m.samples << " samples)\n";
   const std::string final_path = forecast::final_model_path(c);
   if (final_path.empty()) return;
-  settings.final_model = io::load_level_model(final_path, "forecast.final_model",
-                                              forecast::LevelModel::Target::kEnd);
+  settings.final_model =
+      io::load_level_model(final_path, "forecast.final_model", forecast::LevelModel::Target::kEnd);
   std::cout << "final-level forecaster of the stop list: " << final_path << " (pretrained on "
             << settings.final_model.runs << " runs, " << settings.final_model.samples
             << " samples)\n";

@@ -46,6 +46,16 @@ Interval widen(double w, double q05, double q50, double q95) {
   return Interval{q50 - w * (q50 - q05), q50, q50 + w * (q95 - q50)};
 }
 
+Interval with_both_halves(Interval raw, double fallback_lo, double fallback_hi) {
+  double lo_half = raw.mid - raw.lo, hi_half = raw.hi - raw.mid;
+  if (lo_half > 0 && hi_half > 0) return raw;
+  if (!(lo_half > 0) && !(hi_half > 0)) lo_half = fallback_lo, hi_half = fallback_hi;
+  if (lo_half > 0 && !(hi_half > 0)) hi_half = lo_half;
+  if (hi_half > 0 && !(lo_half > 0)) lo_half = hi_half;
+  if (!(lo_half > 0)) return raw;
+  return {raw.mid - lo_half, raw.mid, raw.mid + hi_half};
+}
+
 Interval AdaptiveConformal::apply(int k, double q05, double q50, double q95) const {
   return widen(width_factor(k), q05, q50, q95);
 }

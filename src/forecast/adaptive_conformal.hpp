@@ -25,6 +25,12 @@ struct Interval {
 // The raw interval (q05, q50, q95) with its half-widths scaled by w around the median.
 Interval widen(double w, double q05, double q50, double q95);
 
+// `raw` with a half of no width (crossed quantile regressions) given the other half's width, or,
+// with neither, the half-widths fallback_lo and fallback_hi (where positive). A miss on a side
+// without width has no finite conformal score: it would score kMaxScore and, once a run of misses
+// has driven the quantile rule's level to zero, widen every interval of its horizon a millionfold.
+Interval with_both_halves(Interval raw, double fallback_lo, double fallback_hi);
+
 enum class CalibrationRule { kQuantile, kScale };
 // "quantile" or "scale"; anything else is a programming error (the deck schema checks it).
 CalibrationRule calibration_rule(const std::string& name);

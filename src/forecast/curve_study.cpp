@@ -123,23 +123,15 @@ std::vector<long long> origin_spacings(const std::vector<Curve>& runs, long long
 
 }  // namespace
 
-// The combined forecast's raw interval: the learned one moved with it. Where the quantile
-// regressions crossed, a half of the learned interval has no width; it takes the other half's (or,
-// with neither, the half-widths of `last`'s empirical interval), since a miss on a side without
-// width would score the online calibration by kMaxScore and blow every interval of that horizon
-// up to a million times its width for as long as the score stays in the window.
+// The combined forecast's raw interval: the learned one moved with it, a half without width given
+// the other's (with neither, `last`'s empirical half-widths).
 Interval combined_raw_interval(const ForecastRow& row) {
   constexpr int kLast = 0;
   const double mid = row.base[kCombinedSlot];
   const double shift = mid - row.base[kLearnedSlot];
-  Interval iv{row.base_lo[kLearnedSlot] + shift, mid, row.base_hi[kLearnedSlot] + shift};
-  if (iv.lo < mid && iv.hi > mid) return iv;
-  double lo_half = mid - iv.lo, hi_half = iv.hi - mid;
-  if (!(lo_half > 0) && !(hi_half > 0)) {
-    lo_half = row.base[kLast] - row.base_lo[kLast];
-    hi_half = row.base_hi[kLast] - row.base[kLast];
-  }
-  return {mid - (lo_half > 0 ? lo_half : hi_half), mid, mid + (hi_half > 0 ? hi_half : lo_half)};
+  return with_both_halves(
+      {row.base_lo[kLearnedSlot] + shift, mid, row.base_hi[kLearnedSlot] + shift},
+      row.base[kLast] - row.base_lo[kLast], row.base_hi[kLast] - row.base[kLast]);
 }
 
 CurveStudy::CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings& settings,

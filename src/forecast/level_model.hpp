@@ -15,8 +15,9 @@ namespace hpt::forecast {
 
 struct LevelModel {
   static constexpr int kVersion = 1;
-  // What it forecasts: the level h steps ahead (forecast.pretrained), or the level at the end of the
-  // run from any origin, h being the steps left (forecast.final_model, the stop list's question).
+  // What it forecasts: the level h steps ahead (forecast.pretrained), or the level at the end of
+  // the run from any origin, h being the steps left (forecast.final_model, the stop list's
+  // question).
   enum class Target { kHorizons, kEnd };
   Target target = Target::kHorizons;
   // Weights of the features (kLevelFeatures each) for the 50 %, 5 % and 95 % quantiles.
@@ -24,7 +25,7 @@ struct LevelModel {
   // Where it came from (stored in the model file, printed when it is loaded).
   std::string corpus;
   long long runs = 0, samples = 0;
-  std::vector<int> horizons;   // kHorizons: the horizons it was fitted at
+  std::vector<int> horizons;        // kHorizons: the horizons it was fitted at
   double end_from = 0, end_to = 0;  // kEnd: the fractions of a run's entries its origins spanned
   // Reweighting rounds each fit took (median, 5 %, 95 %); not stored in the file.
   std::array<int, 3> rounds{0, 0, 0};

@@ -246,7 +246,9 @@ ForecastNow TrainingForecaster::compute_learned(std::int64_t step) const {
     const int h = settings_.horizons[k];
     const forecast::LevelForecast f =
         forecast::level_forecast_ahead(settings_.level_model, hist, steps, lr, h);
-    now.horizons.push_back(horizon_forecast(cal, k, f.mid, f.lo, f.mid, f.hi));
+    // A half without width takes the other's (forecast/adaptive_conformal.hpp says why).
+    const forecast::Interval raw = forecast::with_both_halves({f.lo, f.mid, f.hi}, 0, 0);
+    now.horizons.push_back(horizon_forecast(cal, k, f.mid, raw.lo, f.mid, raw.hi));
     for (int j = prev_h; j <= h && j < rollout_.horizon; ++j)
       now.mean_log_path[std::size_t(j)] =
           prev_level + (f.mid - prev_level) * double(j - prev_h) / double(h - prev_h);

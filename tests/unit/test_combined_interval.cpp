@@ -1,6 +1,7 @@
 // The combined forecast's raw interval: the learned interval moved with the combined forecast; a
 // half that the crossed quantile regressions left without width takes the other half's width, or
-// with neither `last`'s, so that no miss scores the online calibration by the score cap.
+// with neither `last`'s, so that no miss scores the online calibration by the score cap
+// (forecast::with_both_halves).
 #include <gtest/gtest.h>
 
 #include "forecast/adaptive_conformal.hpp"
@@ -45,4 +46,13 @@ TEST(CombinedInterval, WithNoWidthEitherSideItTakesLastsHalves) {
   // A target below or above now scores a finite factor, not the cap.
   EXPECT_LT(hpt::forecast::conformal_score(-2.0, iv.lo, iv.mid, iv.hi), 10.0);
   EXPECT_LT(hpt::forecast::conformal_score(1.0, iv.lo, iv.mid, iv.hi), 10.0);
+}
+
+TEST(CombinedInterval, WithoutAFallbackAnIntervalOfNoWidthStaysAsItIs) {
+  // The learned forecaster inside training has no `last` interval to fall back on.
+  const auto none = hpt::forecast::with_both_halves({2.0, 2.0, 2.0}, 0, 0);
+  EXPECT_EQ(none.lo, 2.0);
+  EXPECT_EQ(none.hi, 2.0);
+  const auto one = hpt::forecast::with_both_halves({1.5, 2.0, 2.0}, 0, 0);
+  EXPECT_EQ(one.hi, 2.5);
 }

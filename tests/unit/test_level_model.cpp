@@ -104,9 +104,9 @@ TEST(LevelModel, EndSamplesTargetTheFinalLevelFromOriginsInTheirSpan) {
     ASSERT_LT(at, samples.size());
     const LevelSample& s = samples[at++];
     const bool drop = origin % 3 == 2;
-    const auto expect = hpt::forecast::level_features(
-        hpt::forecast::level_history(c.steps, c.loss, n), c.steps,
-        drop ? std::vector<double>{} : c.lr, 400 - n);
+    const auto expect =
+        hpt::forecast::level_features(hpt::forecast::level_history(c.steps, c.loss, n), c.steps,
+                                      drop ? std::vector<double>{} : c.lr, 400 - n);
     for (int j = 0; j < kLevelFeatures; ++j)
       EXPECT_DOUBLE_EQ(s.f.x[std::size_t(j)], expect.x[std::size_t(j)]) << "origin " << n;
     EXPECT_NEAR(s.change, final_level - expect.last, 1e-12) << "origin " << n;

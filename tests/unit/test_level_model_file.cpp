@@ -72,8 +72,8 @@ TEST(LevelModelFile, AFinalLevelModelKeepsItsTargetAndIsRefusedWhereAHorizonMode
   m.horizons.clear();
   m.end_from = 0.1, m.end_to = 0.5;
   hpt::io::save_level_model(m, dir.file("end.h5"), "");
-  const LevelModel back =
-      hpt::io::load_level_model(dir.file("end.h5"), "forecast.final_model", LevelModel::Target::kEnd);
+  const LevelModel back = hpt::io::load_level_model(dir.file("end.h5"), "forecast.final_model",
+                                                    LevelModel::Target::kEnd);
   EXPECT_EQ(back.target, LevelModel::Target::kEnd);
   EXPECT_EQ(back.end_from, 0.1);
   EXPECT_EQ(back.end_to, 0.5);
