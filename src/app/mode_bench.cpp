@@ -1,6 +1,7 @@
 #include "app/mode_bench.hpp"
 
 #include <Kokkos_Core.hpp>
+#include <cstdlib>
 #include <algorithm>
 #include <sstream>
 #include <string>
@@ -301,6 +302,10 @@ int run_bench_mode(const RunContext& ctx) {
             << "; max dev: largest |kernel - host reference| / max(1, |reference|) on the checked "
                "rows)\n"
             << table.str();
+  if (!host_blas_description().empty() && std::getenv("OMP_PROC_BIND"))
+    std::cout << "note: OMP_PROC_BIND is set: OpenBLAS's threads may then share the cores bound to "
+                 "hpt's threads (on the 2-core development machine its rate halved and %GEMM "
+                 "doubled); measure %GEMM without it\n";
   write_bench_csv(ctx.output_path(".csv"), rows, copy_gbs);
   write_bench_h5(ctx, rows, table, copy_gbs);
   std::cout << "wrote " << ctx.output_path(".csv") << " and " << ctx.output_path(".h5") << "\n";
