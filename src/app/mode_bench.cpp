@@ -1,8 +1,8 @@
 #include "app/mode_bench.hpp"
 
 #include <Kokkos_Core.hpp>
-#include <cstdlib>
 #include <algorithm>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <iostream>
