@@ -138,6 +138,9 @@ void print_start(const Config& c, const forecast::LiveJudgeSettings& s) {
                     ? " or its forecast final median is above the median of the others'"
                     : "")
             << "; watch.act = " << c.get_string("watch.act") << std::endl;
+  if (!s.final_model.empty())
+    std::cout << "final levels from forecast.final_model = '" << forecast::final_model_path(c)
+              << "' (pretrained on " << s.final_model.runs << " runs)" << std::endl;
 }
 
 // The watch: the reader, the judge and the actions, one poll at a time.

@@ -307,6 +307,8 @@ for sets, key in ((["watch.folder=" + os.path.join(work, "nope")], "watch.folder
                   (["watch.interval=0"], "watch.interval"),
                   (["watch.rejudge_at=0.2"], "watch.rejudge_at"),
                   (["forecast.pretrained=none"], "forecast.pretrained"),
+                  (["forecast.final_model=" + os.path.join(a.root, "inputs", "models", "level-model.h5")],
+                   "forecast.final_model"),
                   (["watch.act=scancel", "watch.scancel_command=/no/such/scancel"], "watch.scancel_command")):
     out_dir = os.path.join(work, "bad_" + key.replace(".", "_"))
     cmd = watch_cmd(live, "bad") + [x for s in sets + [f"output.dir={out_dir}"] for x in ("--set", s)]
