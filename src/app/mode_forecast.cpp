@@ -270,8 +270,14 @@ void check_forecast_inputs(const RunContext& ctx) {
   const std::string pretrained = forecast::pretrained_model_path(ctx.config);
   if (!pretrained.empty()) io::load_level_model(pretrained, "forecast.pretrained");
   const std::string final_model = forecast::final_model_path(ctx.config);
-  if (!final_model.empty())
+  if (!final_model.empty()) {
+    if (pretrained.empty() || ctx.config.get_string("forecast.stop_by") != "learned")
+      throw InputError("forecast.final_model = '" + ctx.config.get_string("forecast.final_model") +
+                       "': the stop list forecasts final levels only with forecast.stop_by = "
+                       "learned and a forecast.pretrained model; expected forecast.final_model = "
+                       "none here");
     io::load_level_model(final_model, "forecast.final_model", forecast::LevelModel::Target::kEnd);
+  }
   check_output_file(ctx.output_path(".h5"), "output.name", ctx.output_dir);
 }
 

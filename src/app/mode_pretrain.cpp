@@ -8,6 +8,7 @@
 #include "app/output_location.hpp"
 #include "core/config_lists.hpp"
 #include "core/error.hpp"
+#include "forecast/baselines.hpp"
 #include "forecast/pretrain_options.hpp"
 #include "forecast/synthetic_curves.hpp"
 #include "io/console.hpp"
@@ -54,7 +55,8 @@ std::vector<forecast::LevelSample> corpus_samples(const forecast::CurveSet& set,
                      "': no run gives a sample with pretrain.target = end (a sample needs " +
                      std::to_string(sampling.first_origin) +
                      " entries of history between pretrain.end_from and pretrain.end_to of the "
-                     "run, and more than 4 steps after it)");
+                     "run, and more than " +
+                     std::to_string(forecast::kTargetBefore) + " steps after it)");
   if (samples.empty())
     throw InputError("pretrain.input = '" + c.get_string("pretrain.input") +
                      "': no run is long enough to give a sample at any of pretrain.horizons = " +

@@ -239,6 +239,8 @@ CASES = [
      ["pretrain.end_from = 0.6", "pretrain.end_to = 0.5", "end_from < end_to"]),
     (fdeck, [f"forecast.final_model={shipped}"], ["forecast.final_model = '", "expected a final-level model"]),
     (fdeck, [f"forecast.pretrained={end_model}"], ["forecast.pretrained = '", "holds a final-level model"]),
+    (fdeck, ["forecast.pretrained=none", f"forecast.final_model={end_model}"],
+     ["forecast.final_model = '", "forecast.stop_by = learned"]),
     (fdeck, [f"forecast.pretrained={a.work}/missing.h5"], ["forecast.pretrained = '", "missing.h5"]),
     (fdeck, [f"forecast.pretrained={forecast_file}"], ["forecast.pretrained = '", "forecast"]),
 ] + [(fdeck, [f"forecast.pretrained={p}"], ["forecast.pretrained = '" + p] + n) for p, n in bad_models]
