@@ -312,89 +312,47 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
             load_block<UB>(wc + Hp, cz);
             load_block<UB>(wc + 2 * Hp, cn);
           }
-          HPT_UNROLL(2)
-          for (int c = 0; c < I; ++c) {  // W x
-            const Real *pr = cr, *pz = cz, *pn = cn;
-            Real nr[UB], nz[UB], nn[UB];
-            if constexpr (PF) {
-              wc += stride;
-              load_block<UB>(wc, nr);
-              load_block<UB>(wc + Hp, nz);
-              load_block<UB>(wc + 2 * Hp, nn);
-            } else {
-              pr = wc;
-              pz = wc + Hp;
-              pn = wc + 2 * Hp;
-              wc += stride;
-            }
-            const Real* xrow = assume_block_aligned<RB>(xc);
-            xc += R;
-            HPT_UNROLL_ALL
-            for (int t = 0; t < RB; ++t) {
-              const Real xv = xrow[t];
-              HPT_SIMD for (int v = 0; v < UB; ++v) {
-                ar[t][v] += pr[v] * xv;
-                az[t][v] += pz[v] * xv;
-                anx[t][v] += pn[v] * xv;
+          // Columns [c0, c1) of [x; h] into r, z and `an` (W_n x for x, U_n h for h). With reset
+          // Before, U_n h waits for r (after the barrier): what it sums here is not read.
+          const auto columns = [&](const int c0, const int c1, Real(&an)[RB][UB]) {
+            HPT_UNROLL(2)
+            for (int c = c0; c < c1; ++c) {
+              const Real *pr = cr, *pz = cz, *pn = cn;
+              Real nr[UB], nz[UB], nn[UB];
+              if constexpr (PF) {
+                wc += stride;
+                load_block<UB>(wc, nr);
+                load_block<UB>(wc + Hp, nz);
+                load_block<UB>(wc + 2 * Hp, nn);
+              } else {
+                pr = wc;
+                pz = wc + Hp;
+                pn = wc + 2 * Hp;
+                wc += stride;
               }
-            }
-            if constexpr (PF) {
+              const Real* xrow = assume_block_aligned<RB>(xc);
+              xc += R;
               HPT_UNROLL_ALL
-              for (int v = 0; v < UB; ++v) {
-                cr[v] = nr[v];
-                cz[v] = nz[v];
-                cn[v] = nn[v];
+              for (int t = 0; t < RB; ++t) {
+                const Real xv = xrow[t];
+                HPT_SIMD for (int v = 0; v < UB; ++v) {
+                  ar[t][v] += pr[v] * xv;
+                  az[t][v] += pz[v] * xv;
+                  an[t][v] += pn[v] * xv;
+                }
               }
-            }
-          }
-          // With reset Before, U_n h waits for r (after the barrier): its weights count as zeros.
-          if (PF && before) {
-            HPT_UNROLL_ALL
-            for (int v = 0; v < UB; ++v) cn[v] = Real(0);
-          }
-          HPT_UNROLL(2)
-          for (int c = I; c < W; ++c) {  // U h
-            const Real *pr = cr, *pz = cz, *pn = cn;
-            Real nr[UB], nz[UB], nn[UB];
-            if constexpr (PF) {
-              wc += stride;
-              load_block<UB>(wc, nr);
-              load_block<UB>(wc + Hp, nz);
-              load_block<UB>(wc + 2 * Hp, nn);
-              if (before) {
+              if constexpr (PF) {
                 HPT_UNROLL_ALL
-                for (int v = 0; v < UB; ++v) nn[v] = Real(0);
-              }
-            } else {
-              pr = wc;
-              pz = wc + Hp;
-              pn = wc + 2 * Hp;
-              wc += stride;
-            }
-            const Real* xrow = assume_block_aligned<RB>(xc);
-            xc += R;
-            HPT_UNROLL_ALL
-            for (int t = 0; t < RB; ++t) {
-              const Real xv = xrow[t];
-              HPT_SIMD for (int v = 0; v < UB; ++v) {
-                ar[t][v] += pr[v] * xv;
-                az[t][v] += pz[v] * xv;
-                if constexpr (PF) {
-                  anh[t][v] += pn[v] * xv;
-                } else {
-                  anh[t][v] += before ? Real(0) : pn[v] * xv;
+                for (int v = 0; v < UB; ++v) {
+                  cr[v] = nr[v];
+                  cz[v] = nz[v];
+                  cn[v] = nn[v];
                 }
               }
             }
-            if constexpr (PF) {
-              HPT_UNROLL_ALL
-              for (int v = 0; v < UB; ++v) {
-                cr[v] = nr[v];
-                cz[v] = nz[v];
-                cn[v] = nn[v];
-              }
-            }
-          }
+          };
+          columns(0, I, anx);  // W x
+          columns(I, W, anh);  // U h
           HPT_UNROLL_ALL
           for (int v = 0; v < UB; ++v) {
             const int j = j0 + v;
