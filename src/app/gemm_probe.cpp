@@ -4,12 +4,9 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/host_blas.hpp"
 #include "core/types.hpp"
 #include "kernels/dense_ops.hpp"
-
-#ifdef HPT_HAVE_OPENBLAS
-#include <cblas.h>
-#endif
 
 namespace hpt::app {
 
@@ -42,38 +39,13 @@ double measure_gemm_gflops(int m, int n, int k, int repeats) {
   });
 }
 
-#ifdef HPT_HAVE_OPENBLAS
-namespace {
-int host_threads() {
-  return Kokkos::DefaultHostExecutionSpace().concurrency();
-}
-}  // namespace
-
 double measure_host_blas_gflops(int m, int n, int k, int repeats) {
-  openblas_set_num_threads(host_threads());
+  if (!host_blas_available()) return -1.0;
   std::vector<real> a(std::size_t(m) * k, real(0.5)), b(std::size_t(k) * n, real(0.25)),
       c(std::size_t(m) * n);
   return best_gflops(m, n, k, repeats, [&] {
-#ifdef HPT_PRECISION_DOUBLE
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a.data(), k, b.data(), n,
-                0.0, c.data(), n);
-#else
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n,
-                0.0f, c.data(), n);
-#endif
+    host_gemm(false, m, n, k, a.data(), k, b.data(), n, real(0), c.data(), n);
   });
 }
-
-std::string host_blas_description() {
-  return std::string(openblas_get_config()) + ", " + std::to_string(host_threads()) + " threads";
-}
-#else
-double measure_host_blas_gflops(int, int, int, int) {
-  return -1.0;
-}
-std::string host_blas_description() {
-  return "";
-}
-#endif
 
 }  // namespace hpt::app

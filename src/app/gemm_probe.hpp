@@ -1,8 +1,6 @@
 #pragma once
 // The GEMM throughput of this machine, measured in the run that reports a fraction of it: the best
 // of a few timed calls C (m x n) = A (m x k) B (k x n) in the working precision.
-#include <string>
-
 namespace hpt::app {
 
 // GFLOP/s (2 m n k flops per call) of KokkosBlas::gemm on the default execution space.
@@ -12,7 +10,5 @@ double measure_gemm_gflops(int m, int n, int k, int repeats = 3);
 // where the build has it: the SGEMM rate a CPU kernel is judged against. A negative value when it
 // does not (CUDA builds, or no OpenBLAS at configure time).
 double measure_host_blas_gflops(int m, int n, int k, int repeats = 3);
-// "OpenBLAS <version>, N threads", or empty without it.
-std::string host_blas_description();
 
 }  // namespace hpt::app

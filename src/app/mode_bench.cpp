@@ -10,6 +10,7 @@
 #include "app/bench_reference.hpp"
 #include "app/bench_sizes.hpp"
 #include "app/gemm_probe.hpp"
+#include "core/host_blas.hpp"
 #include "core/config_lists.hpp"
 #include "app/output_location.hpp"
 #include "core/registry.hpp"
@@ -115,7 +116,7 @@ Row bench_rollout(const RolloutSize& sz, const RolloutBenchInputs& in, RolloutOu
   // The variant the dispatcher picks for this size, e.g. rollout/tiled-16.
   r.kernel = std::string("rollout/") +
              rollout_kernel_name<ExecSpace>(choose_rollout_kernel<ExecSpace, real>(
-                 sz.members, sz.scenarios, sz.hidden, sz.input, sz.stochastic));
+                 sz.members, sz.scenarios, sz.hidden, sz.input, sz.stochastic, in.reset));
   r.size = sz.name;
   r.E = sz.members, r.N = sz.scenarios, r.H = sz.hidden, r.Y = sz.horizon;
   r.t = time_kernel(

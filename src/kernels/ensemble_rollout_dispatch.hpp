@@ -5,6 +5,8 @@
 //  - GPU, few paths (persistent_rollout_supported): the persistent kernel, weights resident on chip
 //    across the steps as far as they fit (the rest read from L2), the teams of a path meeting at a
 //    counter barrier each step;
+//  - a CPU with the host's BLAS, reset After and at least kRolloutGemmScenarios scenarios: the
+//    matrix-product form (each step's products for all scenarios of a member as GEMMs);
 //  - at least rollout_tile_rows scenarios: the tiled kernel with tiles of that many scenarios, so
 //    each weight read serves a tile (a matrix product per step instead of a matrix-vector one);
 //  - otherwise, on a CPU the tiled kernel with tiles of one scenario (each thread owns GRU units,
@@ -12,13 +14,23 @@
 #include <string>
 
 #include "kernels/ensemble_rollout.hpp"
+#include "kernels/ensemble_rollout_gemm.hpp"
 #include "kernels/ensemble_rollout_persistent.hpp"
 #include "kernels/ensemble_rollout_tiled.hpp"
 
 namespace hpt {
 
 // Which kernel ensemble_rollout_auto runs (for reports and tests).
-enum class RolloutKernel : int { TeamPerPath = 0, Persistent = 1, Tiled = 2, TiledWide = 3 };
+enum class RolloutKernel : int {
+  TeamPerPath = 0,
+  Persistent = 1,
+  Tiled = 2,
+  TiledWide = 3,
+  Gemm = 4
+};
+
+// Scenarios from which a CPU with the host's BLAS runs the rollout as matrix products.
+constexpr int kRolloutGemmScenarios = 64;
 
 template <class Space>
 std::string rollout_kernel_name(const RolloutKernel k) {
@@ -31,15 +43,21 @@ std::string rollout_kernel_name(const RolloutKernel k) {
       return "tiled-1";
     case RolloutKernel::TiledWide:
       return "tiled-" + std::to_string(rollout_tile_rows<Space>());
+    case RolloutKernel::Gemm:
+      return "gemm";
   }
   return "?";
 }
 
 template <class Space, class Real>
-RolloutKernel choose_rollout_kernel(int E, int N, int H, int I, int S) {
+RolloutKernel choose_rollout_kernel(int E, int N, int H, int I, int S,
+                                    GruReset reset = GruReset::After) {
   if (persistent_rollout_supported<Space, Real>(E, N, H, I, S)) return RolloutKernel::Persistent;
-  if (N >= rollout_tile_rows<Space>()) return RolloutKernel::TiledWide;
   const bool gpu = detail::team_vector_length<Space>() > 1;
+  if (!gpu && reset == GruReset::After && N >= kRolloutGemmScenarios &&
+      rollout_gemm_uses_host_blas<Space>())
+    return RolloutKernel::Gemm;
+  if (N >= rollout_tile_rows<Space>()) return RolloutKernel::TiledWide;
   return gpu ? RolloutKernel::TeamPerPath : RolloutKernel::Tiled;
 }
 
@@ -52,7 +70,7 @@ void ensemble_rollout_auto(const Space& space,
                            const RolloutSettings& settings,
                            const RolloutOutputs<Real, typename Space::memory_space>& out) {
   switch (choose_rollout_kernel<Space, Real>(params.members(), settings.scenarios, params.hidden(),
-                                             params.input(), params.stochastic())) {
+                                             params.input(), params.stochastic(), reset)) {
     case RolloutKernel::Persistent:
       ensemble_rollout_persistent(space, params, reset, h0, in, settings, out);
       break;
@@ -65,6 +83,9 @@ void ensemble_rollout_auto(const Space& space,
       break;
     case RolloutKernel::TeamPerPath:
       ensemble_rollout(space, params, reset, h0, in, settings, out);
+      break;
+    case RolloutKernel::Gemm:
+      ensemble_rollout_gemm(space, params, reset, h0, in, settings, out);
       break;
   }
 }
