@@ -3,11 +3,12 @@
 // a CPU: every step of every member takes its N scenarios together. The gate sums are two GEMMs,
 // [N x I] W_ih^T and [N x H] W_hh^T, on the host's optimised BLAS where the build has it
 // (core/host_blas.hpp; else KokkosBlas::gemm); the GRU update is one vectorised pass per scenario
-// (core/math_vectorizable.hpp); the heads (A h, B h and C's h-part) a third GEMM [N x H] [A; B;
-// C_h]^T; then the prior draw, the loss head and the path update one thread per scenario, with the
-// shared helpers of the other rollout kernels. Same contract, random draws and outputs as
-// ensemble_rollout up to rounding (sums in another order, exp/tanh/sigmoid within 2e-7), for reset
-// After (the RSSM's convention; the prototype's Before runs on the tiled kernel).
+// (gru_update_after with the branch-free functions of core/math_vectorizable.hpp); the heads (A h,
+// B h and C's h-part) a third GEMM [N x H] [A; B; C_h]^T; then the prior draw, the loss head and
+// the path update one thread per scenario, with the shared helpers of the other rollout kernels.
+// Same contract, random draws and outputs as ensemble_rollout up to rounding (sums in another
+// order, exp/tanh/sigmoid within 2e-7), for reset After (the RSSM's convention; the prototype's
+// Before runs on the tiled kernel).
 #include <Kokkos_Core.hpp>
 #include <cstdint>
 
@@ -15,13 +16,13 @@
 #include "core/host_blas.hpp"
 #include "core/launcher.hpp"
 #include "core/math.hpp"
-#include "core/math_vectorizable.hpp"
-#include "core/rng.hpp"
 #include "core/simd.hpp"
 #include "core/types.hpp"
 #include "kernels/dense_ops.hpp"
 #include "kernels/ensemble_rollout.hpp"
+#include "kernels/gru_cell.hpp"
 #include "kernels/loss_state.hpp"
+#include "kernels/rollout_draws.hpp"
 #include "kernels/rollout_features.hpp"
 #include "kernels/rollout_loss_head.hpp"
 #include "kernels/rollout_prior.hpp"
@@ -128,11 +129,9 @@ void gemm_rollout_gru_update(const Space& space, const RssmParams<Real, Mem>& p,
         const Real* const bi = &gru.b_ih(m, 0);
         const Real* const bh = &gru.b_hh(m, 0);
         HPT_SIMD for (int j = 0; j < H; ++j) {
-          const Real r = math::sigmoid_vectorizable(gx[j] + bi[j] + gh[j] + bh[j]);
-          const Real z = math::sigmoid_vectorizable(gx[H + j] + bi[H + j] + gh[H + j] + bh[H + j]);
-          const Real nj = math::tanh_vectorizable(gx[2 * H + j] + bi[2 * H + j] +
-                                                  r * (gh[2 * H + j] + bh[2 * H + j]));
-          h[j] = (Real(1) - z) * nj + z * h[j];  // PyTorch: h' = (1 - z) n + z h
+          h[j] = gru_update_after<Real, true>(
+              gx[j] + bi[j] + gh[j] + bh[j], gx[H + j] + bi[H + j] + gh[H + j] + bh[H + j],
+              gx[2 * H + j] + bi[2 * H + j], gh[2 * H + j] + bh[2 * H + j], h[j]);
         }
         Real s = 0;
         for (int j = 0; j < H; ++j) s += h[j] * h[j];
@@ -158,13 +157,13 @@ void gemm_rollout_path_step(const Space& space, const RssmParams<Real, Mem>& p,
         const int m = int(i / N), n = int(i % N);
         const Real* const q = &a.heads(m, n, 0);
         Real c0 = q[2 * S], c1 = q[2 * S + 1];
+        const RolloutDraws draws{seed, n, m, k};
         for (int s = 0; s < S; ++s) {
-          const Real eps = Real(rng::normal(rng::key(seed, n, m, k, s)));
-          const Real si = prior_sample(p, m, s, q[s], q[S + s], eps);
+          const Real si = prior_sample(p, m, s, q[s], q[S + s], Real(draws(s)));
           c0 += p.loss_head_w(m, 0, H + s) * si;
           c1 += p.loss_head_w(m, 1, H + s) * si;
         }
-        const Real eps = Real(rng::normal(rng::key(seed, n, m, k, S)));
+        const Real eps = Real(draws(S));
         LossState<Real>& st = a.state(m, n);
         features.advance(st, loss_delta(p, m, c0, c1, eps), ContiguousRow<Real>{&a.x(m, n, 0)});
         out.loss_paths(n, m, k) = math::exp(st.log_loss);

@@ -25,11 +25,7 @@ using hpt::test::all_outputs;
 using hpt::test::case_label;
 using hpt::test::Problem;
 
-struct Case {
-  int E, N, H, I, S, Y;
-  FeatureUpdate mode;
-  GruReset reset;
-};
+using Case = hpt::test::RolloutCase;
 
 const std::vector<Case> kCases = {
     {2, 3, 32, 64, 4, 20, FeatureUpdate::Rich, GruReset::After},
@@ -48,15 +44,6 @@ std::vector<std::vector<double>> gemm_form(const Problem<Real, Mem>& pb,
       }));
 }
 
-template <class Space, class Real, class Mem>
-std::vector<std::vector<double>> team_per_path(const Problem<Real, Mem>& pb,
-                                               const hpt::RolloutSettings& settings) {
-  return all_outputs(
-      hpt::test::run_rollout<Space>(pb, settings, [&](const hpt::RolloutOutputs<Real, Mem>& out) {
-        hpt::ensemble_rollout(Space(), pb.params, GruReset::After, pb.h0, pb.in, settings, out);
-      }));
-}
-
 template <class T>
 class RolloutGemm : public ::testing::Test {};
 TYPED_TEST_SUITE(RolloutGemm, hpt::test::BackendsAndPrecisions, hpt::test::TypedTestNames);
@@ -69,7 +56,7 @@ TYPED_TEST(RolloutGemm, MatchesTeamPerPathKernel) {
     SCOPED_TRACE(case_label(c));
     const Problem<Real, typename Space::memory_space> pb(c.E, c.H, c.S, c.I, gen);
     const auto settings = hpt::test::case_settings(c.Y, c.N, std::uint64_t(91 + c.N), c.mode);
-    const auto reference = team_per_path<Space>(pb, settings);
+    const auto reference = hpt::test::team_per_path_outputs<Space>(pb, c.reset, settings);
     // The float gates' exp, sigmoid and tanh carry up to 2e-7 each beyond the sums' rounding.
     const double tol = 4.0 * (c.Y + 1) * hpt::test::tolerance<Real>(c.H + c.I + 8);
     hpt::test::expect_outputs_near(gemm_form<Space>(pb, settings, true), reference, tol);

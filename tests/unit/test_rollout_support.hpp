@@ -138,6 +138,25 @@ std::vector<std::vector<double>> all_outputs(const Out& out) {
 const char* const kOutputNames[] = {"loss_paths", "final_latents", "hidden_norms",
                                     "mean_hidden_norm"};
 
+// One kernel-comparison case: sizes, steps, feature update and GRU reset.
+struct RolloutCase {
+  int E, N, H, I, S, Y;
+  hpt::FeatureUpdate mode;
+  hpt::GruReset reset;
+};
+
+// The four outputs of the team-per-path ensemble_rollout (the reference the other kernels are
+// compared with; itself checked against a plain host loop in test_rollout.cpp).
+template <class Space, class Real, class Mem>
+std::vector<std::vector<double>> team_per_path_outputs(const Problem<Real, Mem>& pb,
+                                                       hpt::GruReset reset,
+                                                       const hpt::RolloutSettings& settings) {
+  return all_outputs(
+      run_rollout<Space>(pb, settings, [&](const hpt::RolloutOutputs<Real, Mem>& out) {
+        hpt::ensemble_rollout(Space(), pb.params, reset, pb.h0, pb.in, settings, out);
+      }));
+}
+
 // Every element of the four outputs within near_rel(tol) of the reference's (at most 5 reported per
 // output).
 inline void expect_outputs_near(const std::vector<std::vector<double>>& got,

@@ -24,11 +24,7 @@ using hpt::test::all_outputs;
 using hpt::test::case_label;
 using hpt::test::Problem;
 
-struct Case {
-  int E, N, H, I, S, Y;
-  FeatureUpdate mode;
-  GruReset reset;
-};
+using Case = hpt::test::RolloutCase;
 
 const std::vector<Case> kCases = {
     {2, 3, 32, 64, 4, 20, FeatureUpdate::Rich, GruReset::After},
@@ -59,15 +55,6 @@ std::vector<std::vector<double>> tiled_blocked(const Problem<Real, Mem>& pb, Gru
       }));
 }
 
-template <class Space, class Real, class Mem>
-std::vector<std::vector<double>> team_per_path(const Problem<Real, Mem>& pb, GruReset reset,
-                                               const hpt::RolloutSettings& settings) {
-  return all_outputs(
-      hpt::test::run_rollout<Space>(pb, settings, [&](const hpt::RolloutOutputs<Real, Mem>& out) {
-        hpt::ensemble_rollout(Space(), pb.params, reset, pb.h0, pb.in, settings, out);
-      }));
-}
-
 hpt::RolloutSettings settings_for(const Case& c) {
   return hpt::test::case_settings(c.Y, c.N, std::uint64_t(77 + c.N), c.mode);
 }
@@ -85,7 +72,7 @@ void against_team_per_path(unsigned seed, const Check& check) {
     SCOPED_TRACE(case_label(c));
     const Problem<Real, typename Space::memory_space> pb(c.E, c.H, c.S, c.I, gen);
     const auto settings = settings_for(c);
-    const auto reference = team_per_path<Space>(pb, c.reset, settings);
+    const auto reference = hpt::test::team_per_path_outputs<Space>(pb, c.reset, settings);
     check(pb, c.reset, settings, reference,
           4.0 * (c.Y + 1) * hpt::test::tolerance<Real>(c.H + c.I));
   }
@@ -140,7 +127,7 @@ TYPED_TEST(RolloutTiled, NewHiddenInRegistersOrScratch) {
   const Case c{2, 7, 3, 64, 2, 11, FeatureUpdate::Rich, GruReset::After};
   const Problem<Real, Mem> pb(c.E, c.H, c.S, c.I, gen);
   auto settings = settings_for(c);
-  const auto reference = team_per_path<Space>(pb, c.reset, settings);
+  const auto reference = hpt::test::team_per_path_outputs<Space>(pb, c.reset, settings);
   const double tol = 4.0 * (c.Y + 1) * hpt::test::tolerance<Real>(c.H + c.I);
   settings.team_size = 1;
   const auto one = tiled_blocked<4, 4, 2, 2, true, Space>(pb, c.reset, settings);
