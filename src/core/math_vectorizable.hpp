@@ -1,11 +1,13 @@
 #pragma once
-// exp, the logistic sigmoid and tanh without branches or library calls, so that a host compiler
-// vectorises the loops that call them (libm's expf and tanhf are scalar calls, which cost a GEMM-
-// shaped GRU step on the CPU as much as its products). GCC vectorises them only where it may
-// assume that floating-point operations do not trap: the CPU build passes -fno-trapping-math. Float
-// only: a double argument goes to the library functions of math.hpp. Accuracy in float: exp within
-// 2 ulp on [-87, 88] (below, the smallest normal float); sigmoid and tanh within 2e-7 absolute
-// (docs/method.md#gru-cell).
+// exp, the logistic sigmoid, tanh, log, log1p, softplus and cos(2 pi t) without branches or
+// library calls, so that a host compiler vectorises the loops that call them (libm's are scalar
+// calls, which cost a GEMM-shaped rollout step on the CPU as much as its products). GCC vectorises
+// them only where it may assume that floating-point operations do not trap and that math functions
+// need not set errno: the CPU build passes -fno-trapping-math and -fno-math-errno.
+// exp, sigmoid, tanh: float only (a double argument goes to the library functions of math.hpp);
+// exp within 2 ulp on [-87, 88] (below, the smallest normal float), sigmoid and tanh within 2e-7
+// absolute (docs/method.md#gru-cell). log, log1p and softplus in float and double, cos_2pi in
+// double: within 2 ulp of the library's (docs/method.md#random-numbers).
 #include <cstdint>
 #include <cstring>
 
@@ -14,6 +16,52 @@
 namespace hpt::math {
 
 namespace detail {
+
+KOKKOS_INLINE_FUNCTION std::uint64_t bits_of(const double x) {
+  std::uint64_t b;
+  std::memcpy(&b, &x, sizeof(b));
+  return b;
+}
+KOKKOS_INLINE_FUNCTION std::uint32_t bits_of(const float x) {
+  std::uint32_t b;
+  std::memcpy(&b, &x, sizeof(b));
+  return b;
+}
+KOKKOS_INLINE_FUNCTION double double_of(const std::uint64_t b) {
+  double x;
+  std::memcpy(&x, &b, sizeof(x));
+  return x;
+}
+KOKKOS_INLINE_FUNCTION float float_of(const std::uint32_t b) {
+  float x;
+  std::memcpy(&x, &b, sizeof(x));
+  return x;
+}
+
+// log m for m in [sqrt(1/2), sqrt(2)): 2 atanh(s) with s = (m - 1) / (m + 1), |s| <= 0.1716, by its
+// odd series (to s^21 in double, s^11 in float: truncation below a quarter ulp).
+template <class T>
+KOKKOS_INLINE_FUNCTION T log_reduced(const T m) {
+  const T f = m - T(1);
+  const T s = f / (T(2) + f);
+  const T z = s * s;
+  T p;
+  if constexpr (sizeof(T) == 8) {
+    p = T(1.0 / 21);
+    p = p * z + T(1.0 / 19);
+    p = p * z + T(1.0 / 17);
+    p = p * z + T(1.0 / 15);
+    p = p * z + T(1.0 / 13);
+    p = p * z + T(1.0 / 11);
+  } else {
+    p = T(1.0 / 11);
+  }
+  p = p * z + T(1.0 / 9);
+  p = p * z + T(1.0 / 7);
+  p = p * z + T(1.0 / 5);
+  p = p * z + T(1.0 / 3);
+  return T(2) * s + T(2) * s * z * p;
+}
 
 // exp(x) for float: x = n ln 2 + r with |r| <= ln 2 / 2, exp(r) by its Taylor polynomial to r^7
 // (truncation 5e-9 relative), 2^n put into the exponent bits. n is rounded by adding and
@@ -77,6 +125,86 @@ KOKKOS_INLINE_FUNCTION T tanh_vectorizable(T x) {
   } else {
     return tanh(x);
   }
+}
+
+// An integer below 2^53 as a double, exactly (the value of double(n)), from its two halves put
+// into the mantissa of 2^52: AVX2 has no instruction that converts 64-bit integer lanes.
+KOKKOS_INLINE_FUNCTION double uint53_to_double(const std::uint64_t n) {
+  const double two52 = 4503599627370496.0;
+  const double high = detail::double_of(0x4330000000000000ULL | (n >> 21)) - two52;
+  const double low = detail::double_of(0x4330000000000000ULL | (n & 0x1FFFFFULL)) - two52;
+  return high * 2097152.0 + low;
+}
+
+// log x for a positive normal x (no zero, subnormal, infinity or NaN): x = 2^e m with m in
+// [sqrt(1/2), sqrt(2)), log x = e ln 2 + log m, ln 2 split so that e times its high part is exact.
+template <class T>
+KOKKOS_INLINE_FUNCTION T log_vectorizable(const T x) {
+  if constexpr (sizeof(T) == 8) {
+    const std::uint64_t b = detail::bits_of(x);
+    const double m1 = detail::double_of((b & 0x000FFFFFFFFFFFFFULL) | 0x3FF0000000000000ULL);
+    const bool high = m1 > 1.4142135623730951;
+    const std::uint64_t biased = (b >> 52) + (high ? 1 : 0);
+    const double e =
+        detail::double_of(0x4330000000000000ULL | biased) - 4503599627370496.0 - 1023.0;
+    const double lm = detail::log_reduced(high ? 0.5 * m1 : m1);
+    return e * 6.93147180369123816490e-01 + (e * 1.90821492927058770002e-10 + lm);
+  } else {
+    const std::uint32_t b = detail::bits_of(x);
+    const float m1 = detail::float_of((b & 0x007FFFFFU) | 0x3F800000U);
+    const bool high = m1 > 1.41421356f;
+    const std::uint32_t biased = (b >> 23) + (high ? 1U : 0U);
+    const float e = detail::float_of(0x4B000000U | biased) - 8388608.0f - 127.0f;
+    const float lm = detail::log_reduced(high ? 0.5f * m1 : m1);
+    return e * 0.693359375f + (e * -2.12194440e-4f + lm);
+  }
+}
+
+// log(1 + x) for x >= 0: log u of u = 1 + x (rounded), corrected by the rounding error of u.
+template <class T>
+KOKKOS_INLINE_FUNCTION T log1p_vectorizable(const T x) {
+  const T u = T(1) + x;
+  return log_vectorizable(u) + (x - (u - T(1))) / u;
+}
+
+// softplus(x) = max(x, 0) + log(1 + e^-|x|), the form of math::softplus; in float e^-|x| is
+// clamped at the smallest normal float, so softplus(x) for x < -87 is 1.6e-38, not smaller.
+template <class T>
+KOKKOS_INLINE_FUNCTION T softplus_vectorizable(const T x) {
+  const T a = x < T(0) ? -x : x;
+  const T e = exp_vectorizable(-a);
+  return (x > T(0) ? x : T(0)) + log1p_vectorizable(e);
+}
+
+// cos(2 pi t) for |t| < 2^50: t = q / 4 + r with q the nearest integer to 4 t and |r| <= 1/8 (both
+// exact), so 2 pi r is in [-pi/4, pi/4], where the Taylor series of cos (to the 16th power) and sin
+// (to the 17th) are within a quarter ulp; q mod 4 picks cos, -sin, -cos or sin.
+KOKKOS_INLINE_FUNCTION double cos_2pi_vectorizable(const double t) {
+  const double shifter = 6755399441055744.0;  // 1.5 * 2^52: adding it rounds to an integer
+  const double q = (4.0 * t + shifter) - shifter;
+  const double th = (t - 0.25 * q) * 6.283185307179586;
+  const double z = th * th;
+  double c = 1.0 / 20922789888000.0;
+  c = c * z - 1.0 / 87178291200.0;
+  c = c * z + 1.0 / 479001600.0;
+  c = c * z - 1.0 / 3628800.0;
+  c = c * z + 1.0 / 40320.0;
+  c = c * z - 1.0 / 720.0;
+  c = c * z + 1.0 / 24.0;
+  c = c * z - 0.5;
+  c = c * z + 1.0;
+  double s = 1.0 / 355687428096000.0;
+  s = s * z - 1.0 / 1307674368000.0;
+  s = s * z + 1.0 / 6227020800.0;
+  s = s * z - 1.0 / 39916800.0;
+  s = s * z + 1.0 / 362880.0;
+  s = s * z - 1.0 / 5040.0;
+  s = s * z + 1.0 / 120.0;
+  s = s * z - 1.0 / 6.0;
+  s = th + th * z * s;
+  const std::uint64_t quadrant = detail::bits_of(q + 4503599627370496.0) & 3;  // q mod 4
+  const double v = (quadrant & 1) != 0 ? s : c;
+  return ((quadrant + 1) & 2) != 0 ? -v : v;  // quadrants 1 and 2
 }
 
 }  // namespace hpt::math

@@ -5,10 +5,11 @@
 // (core/host_blas.hpp; else KokkosBlas::gemm); the GRU update is one vectorised pass per scenario
 // (gru_update_after with the branch-free functions of core/math_vectorizable.hpp); the heads (A h,
 // B h and C's h-part) a third GEMM [N x H] [A; B; C_h]^T; then the prior draw, the loss head and
-// the path update one thread per scenario, with the shared helpers of the other rollout kernels.
+// the path update one thread per scenario, with the shared helpers of the other rollout kernels
+// (the draws and the prior's softplus in a vectorised loop).
 // Same contract, random draws and outputs as ensemble_rollout up to rounding (sums in another
-// order, exp/tanh/sigmoid within 2e-7), for reset After (the RSSM's convention; the prototype's
-// Before runs on the tiled kernel).
+// order, exp/tanh/sigmoid/softplus within 2e-7), for reset After (the RSSM's convention; the
+// prototype's Before runs on the tiled kernel).
 #include <Kokkos_Core.hpp>
 #include <cstdint>
 
@@ -112,6 +113,23 @@ void gemm_rollout_start(const Space& space, const RssmParams<Real, Mem>& p,
       });
 }
 
+// |v|^2 of n values as kGemmNormLanes partial sums (value j into sum j mod lanes, each in order of
+// j), then added in order: a fixed order that the host compiler vectorises into one vector of sums;
+// a single sum waits an addition's latency per value.
+constexpr int kGemmNormLanes = 8;
+template <class Real>
+KOKKOS_INLINE_FUNCTION Real squared_norm_in_lanes(const Real* const v, const int n) {
+  Real lane[kGemmNormLanes] = {};
+  const int full = n - n % kGemmNormLanes;
+  for (int j0 = 0; j0 < full; j0 += kGemmNormLanes) {
+    HPT_SIMD for (int l = 0; l < kGemmNormLanes; ++l) lane[l] += v[j0 + l] * v[j0 + l];
+  }
+  for (int j = full; j < n; ++j) lane[j - full] += v[j] * v[j];
+  Real s = 0;
+  for (int l = 0; l < kGemmNormLanes; ++l) s += lane[l];
+  return s;
+}
+
 // The GRU update of every scenario from its gate sums (reset After, PyTorch's convention), and
 // |h|^2 of the new h.
 template <class Space, class Real, class Mem>
@@ -133,11 +151,12 @@ void gemm_rollout_gru_update(const Space& space, const RssmParams<Real, Mem>& p,
               gx[j] + bi[j] + gh[j] + bh[j], gx[H + j] + bi[H + j] + gh[H + j] + bh[H + j],
               gx[2 * H + j] + bi[2 * H + j], gh[2 * H + j] + bh[2 * H + j], h[j]);
         }
-        Real s = 0;
-        for (int j = 0; j < H; ++j) s += h[j] * h[j];
-        a.norm2(m, n) = s;
+        a.norm2(m, n) = squared_norm_in_lanes(h, H);
       });
 }
+
+// Prior units of one path drawn and sampled together, in a loop the host compiler vectorises.
+constexpr int kGemmPriorChunk = 32;
 
 // Step k of every path from its head sums: s = mu + sigma eps, the loss head on [h; s], the loss
 // state and features, the outputs.
@@ -158,10 +177,17 @@ void gemm_rollout_path_step(const Space& space, const RssmParams<Real, Mem>& p,
         const Real* const q = &a.heads(m, n, 0);
         Real c0 = q[2 * S], c1 = q[2 * S + 1];
         const RolloutDraws draws{seed, n, m, k};
-        for (int s = 0; s < S; ++s) {
-          const Real si = prior_sample(p, m, s, q[s], q[S + s], Real(draws(s)));
-          c0 += p.loss_head_w(m, 0, H + s) * si;
-          c1 += p.loss_head_w(m, 1, H + s) * si;
+        for (int s0 = 0; s0 < S; s0 += kGemmPriorChunk) {
+          const int len = S - s0 < kGemmPriorChunk ? S - s0 : kGemmPriorChunk;
+          Real si[kGemmPriorChunk];  // draws and samples vectorised, then summed in order
+          HPT_SIMD for (int s = 0; s < len; ++s) {
+            const int i = s0 + s;
+            si[s] = prior_sample<true>(p, m, i, q[i], q[S + i], Real(draws(i)));
+          }
+          for (int s = 0; s < len; ++s) {
+            c0 += p.loss_head_w(m, 0, H + s0 + s) * si[s];
+            c1 += p.loss_head_w(m, 1, H + s0 + s) * si[s];
+          }
         }
         const Real eps = Real(draws(S));
         LossState<Real>& st = a.state(m, n);

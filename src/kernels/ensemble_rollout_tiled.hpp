@@ -31,12 +31,12 @@
 #include "core/error.hpp"
 #include "core/launcher.hpp"
 #include "core/math.hpp"
-#include "core/rng.hpp"
 #include "core/simd.hpp"
 #include "core/types.hpp"
 #include "kernels/ensemble_rollout.hpp"
 #include "kernels/gru_step.hpp"
 #include "kernels/loss_state.hpp"
+#include "kernels/rollout_draws.hpp"
 #include "kernels/rollout_features.hpp"
 #include "kernels/rollout_loss_head.hpp"
 #include "kernels/rollout_prior.hpp"
@@ -490,7 +490,7 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
                 csum[row] = acc[t][v];
                 csum[R + row] = acc[t][v + 1];
               } else if (row < rows) {
-                const Real eps = Real(rng::normal(rng::key(seed, n0 + row, m, k, i)));
+                const Real eps = Real(detail::RolloutDraws(seed, n0 + row, m, k)(i));
                 s[i * R + row] = detail::prior_sample(p, m, i, acc[t][v], acc[t][v + 1], eps);
               }
             }
@@ -505,7 +505,7 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
             cs0 += p.loss_head_w(m, 0, H + i) * s[i * R + t];
             cs1 += p.loss_head_w(m, 1, H + i) * s[i * R + t];
           }
-          const Real eps = Real(rng::normal(rng::key(seed, n0 + t, m, k, S)));
+          const Real eps = Real(detail::RolloutDraws(seed, n0 + t, m, k)(S));
           const Real delta = detail::loss_delta(p, m, csum[t] + cs0, csum[R + t] + cs1, eps);
           const detail::TileRow<Real> x{xh + t, R};
           detail::advance_loss_features(state(t), delta, mode, x, in.norm_mean, in.norm_inv_std,

@@ -6,6 +6,7 @@
 #include <Kokkos_Core.hpp>
 
 #include "core/math.hpp"
+#include "core/math_vectorizable.hpp"
 #include "kernels/gru_cell.hpp"
 #include "kernels/rollout_draws.hpp"
 #include "kernels/rssm_params.hpp"
@@ -13,13 +14,15 @@
 namespace hpt {
 namespace detail {
 
-// s_i of member m from the prior sums ah = A_i h and bh = B_i h and the draw eps.
-template <class Real, class Mem>
+// s_i of member m from the prior sums ah = A_i h and bh = B_i h and the draw eps. Vectorizable:
+// softplus by core/math_vectorizable.hpp (within 2 ulp of the library's), for a host loop over i.
+template <bool Vectorizable = false, class Real, class Mem>
 KOKKOS_INLINE_FUNCTION Real prior_sample(const RssmParams<Real, Mem>& p, const int m, const int i,
                                          const Real ah, const Real bh, const Real eps) {
   const Real mu = ah + p.prior_mean_b(m, i);
-  const Real sigma = math::softplus(bh + p.prior_scale_b(m, i)) + Real(kPriorScaleFloor);
-  return mu + sigma * eps;
+  const Real pre = bh + p.prior_scale_b(m, i);
+  const Real soft = Vectorizable ? math::softplus_vectorizable(pre) : math::softplus(pre);
+  return mu + (soft + Real(kPriorScaleFloor)) * eps;
 }
 
 // s (S) from h (H) of one path, by the whole team: unit i's sums by one team thread (its vector

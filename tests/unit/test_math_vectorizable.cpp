@@ -53,7 +53,9 @@ TYPED_TEST(MathVectorizable, MatchesLibraryInDouble) {
       worst_exp = std::fmax(worst_exp, std::fabs(eh(i) - std::exp(v)) / std::exp(v));
     worst_sigmoid = std::fmax(worst_sigmoid, std::fabs(sh(i) - 1.0 / (1.0 + std::exp(-v))));
     worst_tanh = std::fmax(worst_tanh, std::fabs(th(i) - std::tanh(v)));
-    if (v != 0.0) ASSERT_EQ(th(i) < 0, v < 0) << "tanh's sign at " << v;
+    if (v != 0.0) {
+      ASSERT_EQ(th(i) < 0, v < 0) << "tanh's sign at " << v;
+    }
     ASSERT_GE(sh(i), 0.0) << v;
     ASSERT_LE(sh(i), 1.0) << v;
   }
@@ -71,6 +73,64 @@ TEST(MathVectorizableHost, ClampedEnds) {
   EXPECT_EQ(hpt::math::sigmoid_vectorizable(-200.0f) >= 0.0f, true);
   EXPECT_EQ(hpt::math::tanh_vectorizable(200.0f), 1.0f);
   EXPECT_EQ(hpt::math::tanh_vectorizable(-200.0f), -1.0f);
+}
+
+}  // namespace
+
+namespace {
+
+// log, log1p and softplus in the test's precision and cos_2pi in double, computed in a kernel on
+// every backend, against the C library in double (long double for cos(2 pi t), whose library form
+// rounds 2 pi t first): log within 2 ulp of the result over the whole exponent range, log1p on
+// [0, 1] and softplus on [-80, 80] within 2 ulp of their size plus one of 1, cos within 2e-16.
+TYPED_TEST(MathVectorizable, LogSoftplusAndCosMatchLibrary) {
+  using Space = typename TypeParam::space;
+  using Real = typename TypeParam::real;
+  using Mem = typename Space::memory_space;
+  constexpr int n = 200001;
+  const double big_exp = sizeof(Real) == 4 ? 36.0 : 300.0;  // log10 of the extremes of x
+  hpt::View1<Real, Mem> lg("log", n), l1("log1p", n), sp("softplus", n);
+  hpt::View1<double, Mem> cs("cos", n);
+  Kokkos::parallel_for(
+      Kokkos::RangePolicy<Space>(0, n), KOKKOS_LAMBDA(const int i) {
+        const double u = double(i) / (n - 1);
+        lg(i) = hpt::math::log_vectorizable(Real(hpt::math::pow(10.0, big_exp * (2.0 * u - 1.0))));
+        l1(i) = hpt::math::log1p_vectorizable(Real(u));
+        sp(i) = hpt::math::softplus_vectorizable(Real(160.0 * u - 80.0));
+        cs(i) = hpt::math::cos_2pi_vectorizable(u);
+      });
+  const auto lgh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), lg);
+  const auto l1h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), l1);
+  const auto sph = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sp);
+  const auto csh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), cs);
+  const double eps = std::numeric_limits<Real>::epsilon();
+  double worst_log = 0, worst_log1p = 0, worst_softplus = 0, worst_cos = 0;
+  for (int i = 0; i < n; ++i) {
+    const double u = double(i) / (n - 1);
+    const double x = double(Real(std::pow(10.0, big_exp * (2.0 * u - 1.0))));
+    const double want_log = std::log(x);
+    worst_log =
+        std::fmax(worst_log, std::fabs(lgh(i) - want_log) / std::fmax(std::fabs(want_log), 1e-300));
+    const double xu = double(Real(u));
+    worst_log1p =
+        std::fmax(worst_log1p, std::fabs(l1h(i) - std::log1p(xu)) / (std::log1p(xu) + eps));
+    const double xs = double(Real(160.0 * u - 80.0));
+    const double want_sp = xs > 0 ? xs + std::log1p(std::exp(-xs)) : std::log1p(std::exp(xs));
+    worst_softplus = std::fmax(worst_softplus, std::fabs(sph(i) - want_sp) / (want_sp + 1.0));
+    const long double two_pi = 6.283185307179586476925286766559L;
+    worst_cos = std::fmax(worst_cos, double(std::fabs(csh(i) - std::cos(two_pi * u))));
+  }
+  EXPECT_LE(worst_log, 2 * eps);
+  EXPECT_LE(worst_log1p, 2 * eps);
+  EXPECT_LE(worst_softplus, 2 * eps);
+  EXPECT_LE(worst_cos, 2e-16);
+}
+
+// The exact conversion of a 53-bit integer equals the compiler's, at the edges of its two halves.
+TEST(MathVectorizableHost, Uint53ConvertsExactly) {
+  for (const std::uint64_t v : {0ULL, 1ULL, 0x1FFFFFULL, 0x200000ULL, 0x200001ULL, 1ULL << 52,
+                                (1ULL << 53) - 1, 0x123456789ABCDULL})
+    EXPECT_EQ(hpt::math::uint53_to_double(v), double(v)) << v;
 }
 
 }  // namespace
