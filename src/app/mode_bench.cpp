@@ -7,6 +7,7 @@
 #include <string>
 #include <iostream>
 
+#include "app/bench_kernels.hpp"
 #include "app/bench_reference.hpp"
 #include "app/bench_sizes.hpp"
 #include "app/gemm_probe.hpp"
@@ -28,6 +29,10 @@ namespace hpt::app {
 void declare_bench_options(OptionSchema& s) {
   s.add_string("bench.sizes", "small,prototype,wide,batch,sweep",
                "named rollout sizes to time (docs/bench.md) (comma-separated)");
+  s.add_string("bench.rollout_kernels", "auto",
+               "rollout kernels timed at every size: auto (the one the dispatcher picks), "
+               "persistent, tiled, tiled-1, team-per-path, gemm (comma-separated; a kernel that "
+               "cannot run a size is skipped with a note)");
   s.add_string("bench.encoder_runs", "1,1024,65536", "encoder batch sizes R (comma-separated)");
   s.add_int("bench.encoder_history", 256, "history length of every encoded run", 1, 1 << 20);
   s.add_string("bench.encoder_styles", "rich,prototype",
@@ -48,6 +53,7 @@ void check_bench_inputs(const RunContext& ctx) {
   for (const char* suffix : {".csv", ".h5"})
     check_output_file(ctx.output_path(suffix), "output.name", ctx.output_dir);
   parse_rollout_sizes(ctx.config.get_string("bench.sizes"), "bench.sizes");
+  parse_rollout_kernels(ctx.config.get_string("bench.rollout_kernels"), "bench.rollout_kernels");
   parse_positive_list(ctx.config.get_string("bench.encoder_runs"), "bench.encoder_runs",
                       "1,1024,65536");
   Registry<Encoder> encoders("encoder");
@@ -107,21 +113,19 @@ struct BenchSettings {
   std::uint64_t seed = 0;
 };
 
-// The rollout kernel the dispatcher picks for one size, timed and checked against the host.
-Row bench_rollout(const RolloutSize& sz, const RolloutBenchInputs& in, RolloutOutputs<real>& out,
-                  const BenchSettings& b) {
+// Rollout kernel k of one size, timed and checked against the host.
+Row bench_rollout(const RolloutSize& sz, const RolloutKernel k, const RolloutBenchInputs& in,
+                  RolloutOutputs<real>& out, const BenchSettings& b) {
   const double flops = rollout_flops_per_member_step(sz.hidden, sz.input, sz.stochastic);
   const double member_steps = double(sz.members) * sz.scenarios * sz.horizon;
   Row r;
-  // The variant the dispatcher picks for this size, e.g. rollout/tiled-16.
-  r.kernel = std::string("rollout/") +
-             rollout_kernel_name<ExecSpace>(choose_rollout_kernel<ExecSpace, real>(
-                 sz.members, sz.scenarios, sz.hidden, sz.input, sz.stochastic, in.reset));
+  r.kernel = std::string("rollout/") + rollout_kernel_name<ExecSpace>(k);  // e.g. rollout/tiled-16
   r.size = sz.name;
   r.E = sz.members, r.N = sz.scenarios, r.H = sz.hidden, r.Y = sz.horizon;
   r.t = time_kernel(
       [&] {
-        ensemble_rollout_auto(ExecSpace(), in.params, in.reset, in.h0, in.inputs, in.settings, out);
+        ensemble_rollout_with(k, ExecSpace(), in.params, in.reset, in.h0, in.inputs, in.settings,
+                              out);
       },
       b.warmup, b.repeat);
   r.us_per_step = r.t.median / sz.horizon * 1e6;
@@ -133,17 +137,37 @@ Row bench_rollout(const RolloutSize& sz, const RolloutBenchInputs& in, RolloutOu
   return r;
 }
 
+// The kernels of bench.rollout_kernels that run this size, auto resolved, each once.
+std::vector<RolloutKernel> kernels_for_size(const std::vector<BenchRolloutKernel>& wanted,
+                                            const RolloutSize& sz, const GruReset reset) {
+  std::vector<RolloutKernel> out;
+  for (const BenchRolloutKernel& w : wanted) {
+    const RolloutKernel k =
+        w ? *w
+          : choose_rollout_kernel<ExecSpace, real>(sz.members, sz.scenarios, sz.hidden, sz.input,
+                                                   sz.stochastic, reset);
+    if (std::find(out.begin(), out.end(), k) != out.end()) continue;
+    if (rollout_kernel_runs<ExecSpace, real>(k, sz.members, sz.scenarios, sz.hidden, sz.input,
+                                             sz.stochastic, reset))
+      out.push_back(k);
+    else
+      std::cout << "  rollout/" << rollout_kernel_name<ExecSpace>(k) << " cannot run size "
+                << sz.name << " on " << ExecSpace::name() << ": not timed" << std::endl;
+  }
+  return out;
+}
+
 // One GRU step over all N x E rows of a size.
-Row bench_gru_step(const RolloutSize& sz, const RolloutBenchInputs& in, const Row& rollout,
-                   const BenchSettings& b) {
+Row bench_gru_step(const RolloutSize& sz, const RolloutBenchInputs& in, const BenchSettings& b) {
   View3<real> x("hpt::bench_x", sz.scenarios, sz.members, sz.input);
   View3<real> h("hpt::bench_h", sz.scenarios, sz.members, sz.hidden);
   View3<real> h_out("hpt::bench_h_out", sz.scenarios, sz.members, sz.hidden);
   fill_uniform(ExecSpace(), View1<real>(x.data(), x.size()), 11, 1, 0, 1.0);
   fill_uniform(ExecSpace(), View1<real>(h.data(), h.size()), 11, 2, 0, 1.0);
-  Row g = rollout;
+  Row g;
   g.kernel = "gru_step";
-  g.Y = 1;
+  g.size = sz.name;
+  g.E = sz.members, g.N = sz.scenarios, g.H = sz.hidden, g.Y = 1;
   g.t = time_kernel([&] { gru_step(ExecSpace(), in.params.gru, in.reset, x, h, h_out); }, b.warmup,
                     b.repeat * 10);
   const double gru_ms = double(sz.members) * sz.scenarios;
@@ -160,11 +184,11 @@ Row bench_gru_step(const RolloutSize& sz, const RolloutBenchInputs& in, const Ro
 // size's paths (N x (I + H) times (I + H) x 3H, the working precision): the host's optimised BLAS
 // where the build has it (the SGEMM rate a CPU kernel is judged against), else KokkosBlas::gemm on
 // the execution space. It is the reference of the %GEMM column.
-void attach_gemm_rate(const RolloutSize& sz, Row& rollout, Row& gru) {
+void attach_gemm_rate(const RolloutSize& sz, Row* const first, Row* const last) {
   const int m = int(sz.scenarios), n = 3 * sz.hidden, k = sz.input + sz.hidden;
   double gemm = measure_host_blas_gflops(m, n, k);
   if (gemm < 0) gemm = measure_gemm_gflops(m, n, k);
-  for (Row* r : {&rollout, &gru}) {
+  for (Row* r = first; r != last; ++r) {
     r->gemm_gflops = gemm;
     r->gemm_fraction = r->gflops / gemm;
   }
@@ -177,13 +201,17 @@ std::string gemm_reference() {
 }
 
 void bench_rollout_sizes(const Config& c, const BenchSettings& b, std::vector<Row>& rows) {
+  const auto kernels =
+      parse_rollout_kernels(c.get_string("bench.rollout_kernels"), "bench.rollout_kernels");
   for (const auto& sz : parse_rollout_sizes(c.get_string("bench.sizes"), "bench.sizes")) {
     Kokkos::Profiling::pushRegion("hpt::bench_rollout_" + sz.name);
     RolloutBenchInputs in = make_rollout_bench_inputs(sz, b.seed);
     RolloutOutputs<real> out(sz.scenarios, sz.members, sz.hidden, sz.horizon);
-    rows.push_back(bench_rollout(sz, in, out, b));
-    rows.push_back(bench_gru_step(sz, in, rows.back(), b));
-    attach_gemm_rate(sz, rows[rows.size() - 2], rows.back());
+    const std::size_t first = rows.size();
+    for (const RolloutKernel k : kernels_for_size(kernels, sz, in.reset))
+      rows.push_back(bench_rollout(sz, k, in, out, b));
+    rows.push_back(bench_gru_step(sz, in, b));
+    attach_gemm_rate(sz, rows.data() + first, rows.data() + rows.size());
     Kokkos::Profiling::popRegion();
     std::cout << "  timed " << sz.name << std::endl;
   }

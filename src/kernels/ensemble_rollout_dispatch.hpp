@@ -61,16 +61,27 @@ RolloutKernel choose_rollout_kernel(int E, int N, int H, int I, int S,
   return gpu ? RolloutKernel::TeamPerPath : RolloutKernel::Tiled;
 }
 
+// Whether kernel k can run these sizes on Space (the persistent kernel needs its teams resident at
+// once; the matrix-product form, reset After).
 template <class Space, class Real>
-void ensemble_rollout_auto(const Space& space,
+bool rollout_kernel_runs(const RolloutKernel k, int E, int N, int H, int I, int S,
+                         GruReset reset = GruReset::After) {
+  if (k == RolloutKernel::Persistent)
+    return persistent_rollout_supported<Space, Real>(E, N, H, I, S);
+  if (k == RolloutKernel::Gemm) return reset == GruReset::After;
+  return true;
+}
+
+// Runs kernel k (one that rollout_kernel_runs accepts for these sizes).
+template <class Space, class Real>
+void ensemble_rollout_with(const RolloutKernel k, const Space& space,
                            const RssmParams<Real, typename Space::memory_space>& params,
                            const GruReset reset,
                            const View2<Real, typename Space::memory_space>& h0,
                            const RolloutInputs<Real, typename Space::memory_space>& in,
                            const RolloutSettings& settings,
                            const RolloutOutputs<Real, typename Space::memory_space>& out) {
-  switch (choose_rollout_kernel<Space, Real>(params.members(), settings.scenarios, params.hidden(),
-                                             params.input(), params.stochastic(), reset)) {
+  switch (k) {
     case RolloutKernel::Persistent:
       ensemble_rollout_persistent(space, params, reset, h0, in, settings, out);
       break;
@@ -88,6 +99,20 @@ void ensemble_rollout_auto(const Space& space,
       ensemble_rollout_gemm(space, params, reset, h0, in, settings, out);
       break;
   }
+}
+
+template <class Space, class Real>
+void ensemble_rollout_auto(const Space& space,
+                           const RssmParams<Real, typename Space::memory_space>& params,
+                           const GruReset reset,
+                           const View2<Real, typename Space::memory_space>& h0,
+                           const RolloutInputs<Real, typename Space::memory_space>& in,
+                           const RolloutSettings& settings,
+                           const RolloutOutputs<Real, typename Space::memory_space>& out) {
+  ensemble_rollout_with(
+      choose_rollout_kernel<Space, Real>(params.members(), settings.scenarios, params.hidden(),
+                                         params.input(), params.stochastic(), reset),
+      space, params, reset, h0, in, settings, out);
 }
 
 }  // namespace hpt
