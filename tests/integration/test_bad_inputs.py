@@ -74,6 +74,8 @@ refused("rollout.save_model in a missing folder", quick,
 refused("rollout.save_model is a folder", quick, small_rollout + [f"rollout.save_model={a.work}"],
         ["rollout.save_model", "folder"], out("o3"))
 refused("bench into an unwritable folder", bench, ["bench.sizes=small"], ["output.dir", "/proc"], "/proc/hpt-b")
+refused("bench with an unknown rollout kernel", bench, ["bench.rollout_kernels=auto,fastest"],
+        ["bench.rollout_kernels", "fastest", "gemm"], out("b2"))
 blocker = os.path.join(a.work, "a_file")
 open(blocker, "w").close()
 refused("output.dir below a file", xor, [], ["output.dir", "a_file", "not a folder"], blocker + "/sub")
