@@ -86,10 +86,10 @@ struct ContiguousRow {
 
 // The start of every path (x0, h0, the run's loss state, output 0) and the head weights.
 template <class Space, class Real, class Mem>
-void gemm_rollout_start(const Space& space, const RssmParams<Real, Mem>& p,
-                        const View2<Real, Mem>& h0, const RolloutInputs<Real, Mem>& in,
-                        const RolloutOutputs<Real, Mem>& out,
-                        const GemmRolloutArrays<Real, Mem>& a) {
+HPT_LAUNCHER void gemm_rollout_start(const Space& space, const RssmParams<Real, Mem>& p,
+                                     const View2<Real, Mem>& h0, const RolloutInputs<Real, Mem>& in,
+                                     const RolloutOutputs<Real, Mem>& out,
+                                     const GemmRolloutArrays<Real, Mem>& a) {
   const int E = int(a.x.extent(0)), N = int(a.x.extent(1)), I = int(a.x.extent(2));
   const int H = int(a.h.extent(2)), S = p.stochastic();
   Kokkos::parallel_for(
@@ -203,7 +203,8 @@ auto gemm_path_step(const RssmParams<Real, Mem>& p, const RolloutInputs<Real, Me
 
 // f(m, n) for every path, one Kokkos kernel.
 template <class Space, class F>
-void for_every_path(const Space& space, const char* name, const int E, const int N, const F& f) {
+HPT_LAUNCHER void for_every_path(const Space& space, const char* name, const int E, const int N,
+                                 const F& f) {
   Kokkos::parallel_for(
       name, Kokkos::RangePolicy<Space>(space, 0, std::int64_t(E) * N),
       KOKKOS_LAMBDA(const std::int64_t i) { f(int(i / N), int(i % N)); });
