@@ -27,6 +27,19 @@ double grid_point(int i) {
   return (u < 0 ? -1.0 : 1.0) * u * u * kHigh;
 }
 
+// exp, sigmoid and tanh of every x in a kernel on Space (a free function: nvcc refuses a device
+// lambda in a test's body).
+template <class Space, class Real, class Mem>
+void gate_functions(const hpt::View1<Real, Mem>& x, const hpt::View1<Real, Mem>& e,
+                    const hpt::View1<Real, Mem>& s, const hpt::View1<Real, Mem>& t) {
+  Kokkos::parallel_for(
+      Kokkos::RangePolicy<Space>(0, int(x.extent(0))), KOKKOS_LAMBDA(const int i) {
+        e(i) = hpt::math::exp_vectorizable(x(i));
+        s(i) = hpt::math::sigmoid_vectorizable(x(i));
+        t(i) = hpt::math::tanh_vectorizable(x(i));
+      });
+}
+
 TYPED_TEST(MathVectorizable, MatchesLibraryInDouble) {
   using Space = typename TypeParam::space;
   using Real = typename TypeParam::real;
@@ -35,12 +48,7 @@ TYPED_TEST(MathVectorizable, MatchesLibraryInDouble) {
   auto xh = Kokkos::create_mirror_view(x);
   for (int i = 0; i < kPoints; ++i) xh(i) = Real(grid_point(i));
   Kokkos::deep_copy(x, xh);
-  Kokkos::parallel_for(
-      Kokkos::RangePolicy<Space>(0, kPoints), KOKKOS_LAMBDA(const int i) {
-        e(i) = hpt::math::exp_vectorizable(x(i));
-        s(i) = hpt::math::sigmoid_vectorizable(x(i));
-        t(i) = hpt::math::tanh_vectorizable(x(i));
-      });
+  gate_functions<Space>(x, e, s, t);
   const auto eh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), e);
   const auto sh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), s);
   const auto th = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), t);
@@ -79,6 +87,19 @@ TEST(MathVectorizableHost, ClampedEnds) {
 
 namespace {
 
+// log, log1p and softplus of each of their inputs and cos(2 pi u), in a kernel on Space.
+template <class Space, class Real, class Mem>
+void log_functions(const hpt::View2<Real, Mem>& in, const hpt::View1<double, Mem>& u,
+                   const hpt::View2<Real, Mem>& got, const hpt::View1<double, Mem>& cs) {
+  Kokkos::parallel_for(
+      Kokkos::RangePolicy<Space>(0, int(u.extent(0))), KOKKOS_LAMBDA(const int i) {
+        got(0, i) = hpt::math::log_vectorizable(in(0, i));
+        got(1, i) = hpt::math::log1p_vectorizable(in(1, i));
+        got(2, i) = hpt::math::softplus_vectorizable(in(2, i));
+        cs(i) = hpt::math::cos_2pi_vectorizable(u(i));
+      });
+}
+
 // log, log1p and softplus in the test's precision and cos_2pi in double, computed in a kernel on
 // every backend, against the C library in double (long double for cos(2 pi t), whose library form
 // rounds 2 pi t first): log within 2 ulp of the result over the whole exponent range, log1p on
@@ -89,36 +110,34 @@ TYPED_TEST(MathVectorizable, LogSoftplusAndCosMatchLibrary) {
   using Mem = typename Space::memory_space;
   constexpr int n = 200001;
   const double big_exp = sizeof(Real) == 4 ? 36.0 : 300.0;  // log10 of the extremes of x
-  hpt::View1<Real, Mem> lg("log", n), l1("log1p", n), sp("softplus", n);
-  hpt::View1<double, Mem> cs("cos", n);
-  Kokkos::parallel_for(
-      Kokkos::RangePolicy<Space>(0, n), KOKKOS_LAMBDA(const int i) {
-        const double u = double(i) / (n - 1);
-        lg(i) = hpt::math::log_vectorizable(Real(hpt::math::pow(10.0, big_exp * (2.0 * u - 1.0))));
-        l1(i) = hpt::math::log1p_vectorizable(Real(u));
-        sp(i) = hpt::math::softplus_vectorizable(Real(160.0 * u - 80.0));
-        cs(i) = hpt::math::cos_2pi_vectorizable(u);
-      });
-  const auto lgh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), lg);
-  const auto l1h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), l1);
-  const auto sph = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sp);
+  hpt::View2<Real, Mem> in("in", 3, n), got("got", 3, n);
+  hpt::View1<double, Mem> u("u", n), cs("cos", n);
+  auto inh = Kokkos::create_mirror_view(in);
+  auto uh = Kokkos::create_mirror_view(u);
+  for (int i = 0; i < n; ++i) {  // inputs made on the host, so every backend gets the same ones
+    uh(i) = double(i) / (n - 1);
+    inh(0, i) = Real(std::pow(10.0, big_exp * (2.0 * uh(i) - 1.0)));
+    inh(1, i) = Real(uh(i));
+    inh(2, i) = Real(160.0 * uh(i) - 80.0);
+  }
+  Kokkos::deep_copy(in, inh);
+  Kokkos::deep_copy(u, uh);
+  log_functions<Space>(in, u, got, cs);
+  const auto goth = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), got);
   const auto csh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), cs);
   const double eps = std::numeric_limits<Real>::epsilon();
   double worst_log = 0, worst_log1p = 0, worst_softplus = 0, worst_cos = 0;
   for (int i = 0; i < n; ++i) {
-    const double u = double(i) / (n - 1);
-    const double x = double(Real(std::pow(10.0, big_exp * (2.0 * u - 1.0))));
+    const double x = inh(0, i), xu = inh(1, i), xs = inh(2, i);
     const double want_log = std::log(x);
-    worst_log =
-        std::fmax(worst_log, std::fabs(lgh(i) - want_log) / std::fmax(std::fabs(want_log), 1e-300));
-    const double xu = double(Real(u));
+    worst_log = std::fmax(
+        worst_log, std::fabs(goth(0, i) - want_log) / std::fmax(std::fabs(want_log), 1e-300));
     worst_log1p =
-        std::fmax(worst_log1p, std::fabs(l1h(i) - std::log1p(xu)) / (std::log1p(xu) + eps));
-    const double xs = double(Real(160.0 * u - 80.0));
+        std::fmax(worst_log1p, std::fabs(goth(1, i) - std::log1p(xu)) / (std::log1p(xu) + eps));
     const double want_sp = xs > 0 ? xs + std::log1p(std::exp(-xs)) : std::log1p(std::exp(xs));
-    worst_softplus = std::fmax(worst_softplus, std::fabs(sph(i) - want_sp) / (want_sp + 1.0));
+    worst_softplus = std::fmax(worst_softplus, std::fabs(goth(2, i) - want_sp) / (want_sp + 1.0));
     const long double two_pi = 6.283185307179586476925286766559L;
-    worst_cos = std::fmax(worst_cos, double(std::fabs(csh(i) - std::cos(two_pi * u))));
+    worst_cos = std::fmax(worst_cos, double(std::fabs(csh(i) - std::cos(two_pi * uh(i)))));
   }
   EXPECT_LE(worst_log, 2 * eps);
   EXPECT_LE(worst_log1p, 2 * eps);
