@@ -38,6 +38,14 @@ KOKKOS_INLINE_FUNCTION float float_of(const std::uint32_t b) {
   return x;
 }
 
+// c[0] z^(n-1) + c[1] z^(n-2) + ... + c[n-1], by Horner's rule.
+template <class T, int N>
+KOKKOS_INLINE_FUNCTION T horner(const T z, const T (&c)[N]) {
+  T p = c[0];
+  for (int i = 1; i < N; ++i) p = p * z + c[i];
+  return p;
+}
+
 // log m for m in [sqrt(1/2), sqrt(2)): 2 atanh(s) with s = (m - 1) / (m + 1), |s| <= 0.1716, by its
 // odd series (to s^21 in double, s^11 in float: truncation below a quarter ulp).
 template <class T>
@@ -47,19 +55,13 @@ KOKKOS_INLINE_FUNCTION T log_reduced(const T m) {
   const T z = s * s;
   T p;
   if constexpr (sizeof(T) == 8) {
-    p = T(1.0 / 21);
-    p = p * z + T(1.0 / 19);
-    p = p * z + T(1.0 / 17);
-    p = p * z + T(1.0 / 15);
-    p = p * z + T(1.0 / 13);
-    p = p * z + T(1.0 / 11);
+    const T c[] = {1.0 / 21, 1.0 / 19, 1.0 / 17, 1.0 / 15, 1.0 / 13,
+                   1.0 / 11, 1.0 / 9,  1.0 / 7,  1.0 / 5,  1.0 / 3};
+    p = horner(z, c);
   } else {
-    p = T(1.0 / 11);
+    const T c[] = {T(1.0 / 11), T(1.0 / 9), T(1.0 / 7), T(1.0 / 5), T(1.0 / 3)};
+    p = horner(z, c);
   }
-  p = p * z + T(1.0 / 9);
-  p = p * z + T(1.0 / 7);
-  p = p * z + T(1.0 / 5);
-  p = p * z + T(1.0 / 3);
   return T(2) * s + T(2) * s * z * p;
 }
 
@@ -184,24 +186,20 @@ KOKKOS_INLINE_FUNCTION double cos_2pi_vectorizable(const double t) {
   const double q = (4.0 * t + shifter) - shifter;
   const double th = (t - 0.25 * q) * 6.283185307179586;
   const double z = th * th;
-  double c = 1.0 / 20922789888000.0;
-  c = c * z - 1.0 / 87178291200.0;
-  c = c * z + 1.0 / 479001600.0;
-  c = c * z - 1.0 / 3628800.0;
-  c = c * z + 1.0 / 40320.0;
-  c = c * z - 1.0 / 720.0;
-  c = c * z + 1.0 / 24.0;
-  c = c * z - 0.5;
-  c = c * z + 1.0;
-  double s = 1.0 / 355687428096000.0;
-  s = s * z - 1.0 / 1307674368000.0;
-  s = s * z + 1.0 / 6227020800.0;
-  s = s * z - 1.0 / 39916800.0;
-  s = s * z + 1.0 / 362880.0;
-  s = s * z - 1.0 / 5040.0;
-  s = s * z + 1.0 / 120.0;
-  s = s * z - 1.0 / 6.0;
-  s = th + th * z * s;
+  const double cos_c[] = {1.0 / 20922789888000.0,
+                          -1.0 / 87178291200.0,
+                          1.0 / 479001600.0,
+                          -1.0 / 3628800.0,
+                          1.0 / 40320.0,
+                          -1.0 / 720.0,
+                          1.0 / 24.0,
+                          -0.5,
+                          1.0};
+  const double sin_c[] = {
+      1.0 / 355687428096000.0, -1.0 / 1307674368000.0, 1.0 / 6227020800.0, -1.0 / 39916800.0,
+      1.0 / 362880.0,          -1.0 / 5040.0,          1.0 / 120.0,        -1.0 / 6.0};
+  const double c = detail::horner(z, cos_c);
+  const double s = th + th * z * detail::horner(z, sin_c);
   const std::uint64_t quadrant = detail::bits_of(q + 4503599627370496.0) & 3;  // q mod 4
   const double v = (quadrant & 1) != 0 ? s : c;
   return ((quadrant + 1) & 2) != 0 ? -v : v;  // quadrants 1 and 2
