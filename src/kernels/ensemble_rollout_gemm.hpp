@@ -1,12 +1,14 @@
 #pragma once
 // The ensemble rollout (docs/method.md#ensemble-rollout) as matrix products, for many scenarios on
-// a CPU: every step of every member takes its N scenarios together. The gate sums are two GEMMs,
-// [N x I] W_ih^T and [N x H] W_hh^T, on the host's optimised BLAS where the build has it
-// (core/host_blas.hpp; else KokkosBlas::gemm); the GRU update is one vectorised pass per scenario
-// (gru_update_after with the branch-free functions of core/math_vectorizable.hpp); the heads (A h,
-// B h and C's h-part) a third GEMM [N x H] [A; B; C_h]^T; then the prior draw, the loss head and
-// the path update one thread per scenario, with the shared helpers of the other rollout kernels
-// (the draws and the prior's softplus in a vectorised loop).
+// a CPU: every step of a member takes a block of its scenarios (B of N) together. The gate sums are
+// two GEMMs, [B x I] W_ih^T and [B x H] W_hh^T, on the host's optimised BLAS where the build has it
+// (core/host_blas.hpp; else KokkosBlas::gemm on all N at once); the GRU update is one vectorised
+// pass per scenario (gru_update_after with the branch-free functions of
+// core/math_vectorizable.hpp); the heads (A h, B h and C's h-part) a third GEMM [B x H]
+// [A; B; C_h]^T; then the prior draw, the loss head and the path update one scenario at a time,
+// with the shared helpers of the other rollout kernels (the draws and the prior's softplus in a
+// vectorised loop). With the host BLAS one thread takes a block through all of it, so its sums
+// stay in that core's cache.
 // Same contract, random draws and outputs as ensemble_rollout up to rounding (sums in another
 // order, exp/tanh/sigmoid/softplus within 2e-7), for reset After (the RSSM's convention; the
 // prototype's Before runs on the tiled kernel).

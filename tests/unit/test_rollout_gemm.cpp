@@ -1,6 +1,7 @@
 // The matrix-product rollout (kernels/ensemble_rollout_gemm.hpp) against the team-per-path
 // ensemble_rollout (itself checked against a plain host loop in test_rollout.cpp) on the same
-// random draws: one and many scenarios, H not a multiple of a vector, both feature updates, with
+// random draws: one and many scenarios (several blocks, a partial last one), H not a multiple of a
+// vector, both feature updates, more prior units than one vectorised chunk, with
 // the host's BLAS (where the build has it) and with KokkosBlas::gemm; the same bits on Serial and
 // OpenMP; the dispatcher's choice; reset Before refused.
 #include <gtest/gtest.h>
@@ -32,6 +33,8 @@ const std::vector<Case> kCases = {
     {1, 1, 7, 1, 1, 9, FeatureUpdate::LossOnly, GruReset::After},
     {3, 70, 20, 64, 8, 12, FeatureUpdate::Rich, GruReset::After},
     {2, 65, 64, 5, 32, 8, FeatureUpdate::LossOnly, GruReset::After},
+    // Blocks of 48 scenarios and a last one of 12; the prior's units in two chunks.
+    {2, 300, 24, 64, 40, 5, FeatureUpdate::Rich, GruReset::After},
 };
 
 template <class Space, class Real, class Mem>
