@@ -13,7 +13,6 @@ std::vector<BenchRolloutKernel> parse_rollout_kernels(const std::string& list,
       {"auto", std::nullopt},
       {"persistent", RolloutKernel::Persistent},
       {"tiled", RolloutKernel::TiledWide},
-      {"tiled-tall", RolloutKernel::TiledTall},
       {"tiled-1", RolloutKernel::Tiled},
       {"team-per-path", RolloutKernel::TeamPerPath},
       {"gemm", RolloutKernel::Gemm}};
@@ -23,9 +22,8 @@ std::vector<BenchRolloutKernel> parse_rollout_kernels(const std::string& list,
     for (const auto& [n, k] : known)
       if (name == n) out.push_back(k), found = true;
     if (!found)
-      throw InputError(
-          key + " = '" + list + "': unknown kernel '" + name +
-          "' (known: auto, persistent, tiled, tiled-tall, tiled-1, team-per-path, gemm)");
+      throw InputError(key + " = '" + list + "': unknown kernel '" + name +
+                       "' (known: auto, persistent, tiled, tiled-1, team-per-path, gemm)");
   }
   return out;
 }

@@ -1,7 +1,7 @@
 #pragma once
 // The rollout kernels that bench mode times at every size (bench.rollout_kernels), by name: auto
-// (the dispatcher's choice), persistent, tiled (tiles of the backend's width), tiled-tall (tiles
-// of twice as many scenarios on a GPU), tiled-1, team-per-path, gemm.
+// (the dispatcher's choice), persistent, tiled (tiles of the backend's width), tiled-1,
+// team-per-path, gemm.
 #include <optional>
 #include <string>
 #include <vector>

@@ -29,11 +29,10 @@ namespace hpt::app {
 void declare_bench_options(OptionSchema& s) {
   s.add_string("bench.sizes", "small,prototype,wide,batch,sweep",
                "named rollout sizes to time (docs/bench.md) (comma-separated)");
-  s.add_string(
-      "bench.rollout_kernels", "auto",
-      "rollout kernels timed at every size: auto (the one the dispatcher picks), "
-      "persistent, tiled, tiled-tall, tiled-1, team-per-path, gemm (comma-separated; a kernel that "
-      "cannot run a size is skipped with a note)");
+  s.add_string("bench.rollout_kernels", "auto",
+               "rollout kernels timed at every size: auto (the one the dispatcher picks), "
+               "persistent, tiled, tiled-1, team-per-path, gemm (comma-separated; a kernel that "
+               "cannot run a size is skipped with a note)");
   s.add_string("bench.encoder_runs", "1,1024,65536", "encoder batch sizes R (comma-separated)");
   s.add_int("bench.encoder_history", 256, "history length of every encoded run", 1, 1 << 20);
   s.add_string("bench.encoder_styles", "rich,prototype",

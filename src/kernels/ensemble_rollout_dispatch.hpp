@@ -26,8 +26,7 @@ enum class RolloutKernel : int {
   Persistent = 1,
   Tiled = 2,
   TiledWide = 3,
-  Gemm = 4,
-  TiledTall = 5  // tiles of rollout_tall_tile_rows: not chosen by the dispatcher (bench only)
+  Gemm = 4
 };
 
 // Scenarios from which a CPU with the host's BLAS runs the rollout as matrix products.
@@ -44,8 +43,6 @@ std::string rollout_kernel_name(const RolloutKernel k) {
       return "tiled-1";
     case RolloutKernel::TiledWide:
       return "tiled-" + std::to_string(rollout_tile_rows<Space>());
-    case RolloutKernel::TiledTall:
-      return "tiled-" + std::to_string(rollout_tall_tile_rows<Space>());
     case RolloutKernel::Gemm:
       return "gemm";
   }
@@ -72,8 +69,6 @@ bool rollout_kernel_runs(const RolloutKernel k, int E, int N, int H, int I, int 
   if (k == RolloutKernel::Persistent)
     return persistent_rollout_supported<Space, Real>(E, N, H, I, S);
   if (k == RolloutKernel::Gemm) return reset == GruReset::After;
-  if (k == RolloutKernel::TiledTall)
-    return rollout_tall_tile_rows<Space>() != rollout_tile_rows<Space>();
   return true;
 }
 
@@ -102,10 +97,6 @@ void ensemble_rollout_with(const RolloutKernel k, const Space& space,
       break;
     case RolloutKernel::Gemm:
       ensemble_rollout_gemm(space, params, reset, h0, in, settings, out);
-      break;
-    case RolloutKernel::TiledTall:
-      ensemble_rollout_tiled<rollout_tall_tile_rows<Space>()>(space, params, reset, h0, in,
-                                                              settings, out);
       break;
   }
 }

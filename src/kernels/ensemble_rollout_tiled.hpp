@@ -91,15 +91,6 @@ constexpr int rollout_tile_rows() {
   return detail::team_vector_length<Space>() > 1 ? 20 : 4;
 }
 
-// Scenarios per tile of the tall variant: on a GPU 40 rows, so each weight read serves twice as
-// many scenarios; at H <= 128 a tile's (row group, unit block) items still fit one 256-thread team
-// and [x; h] Kokkos 3.4's team scratch. On a CPU the wide tile's 4 (more rows would not fit the
-// vector registers), so the variant adds nothing there.
-template <class Space>
-constexpr int rollout_tall_tile_rows() {
-  return detail::team_vector_length<Space>() > 1 ? 40 : rollout_tile_rows<Space>();
-}
-
 namespace detail {
 
 // Row t of a tile stored unit-major (value i of row t at p[i * stride + t]), as the x that
