@@ -6,8 +6,9 @@
 // need not set errno: the CPU build passes -fno-trapping-math and -fno-math-errno.
 // exp, sigmoid, tanh: float only (a double argument goes to the library functions of math.hpp);
 // exp within 2 ulp on [-87, 88] (below, the smallest normal float), sigmoid and tanh within 2e-7
-// absolute (docs/method.md#gru-cell). log, log1p and softplus in float and double, cos_2pi in
-// double: within 2 ulp of the library's (docs/method.md#random-numbers).
+// absolute (docs/method.md#gru-cell). log and log1p in float and double, cos_2pi in double,
+// softplus in float (in double it calls the library's exp): within 2 ulp of the library's
+// (docs/method.md#random-numbers).
 #include <cstdint>
 #include <cstring>
 

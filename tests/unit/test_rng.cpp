@@ -1,7 +1,8 @@
 // Counter-based draws (core/rng.hpp) against independent forms: the key split into its prefix and
-// last coordinate equals the whole key; normal equals Box-Muller in long double within a few ulp of
-// its radius, and the C library's double form bit for bit once rounded to float on nearly every
-// draw; a million draws have the moments and tail of a standard normal.
+// last coordinate equals the whole key, and so do a rollout's draws; normal equals Box-Muller in
+// long double within a few ulp of its radius, and the C library's double form bit for bit once
+// rounded to float on nearly every draw; a million draws have the moments and tail of a standard
+// normal.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <utility>
 
 #include "core/rng.hpp"
+#include "kernels/rollout_draws.hpp"
 
 namespace {
 
@@ -18,6 +20,16 @@ TEST(Rng, KeySplitsIntoPrefixAndLast) {
     EXPECT_EQ(hpt::rng::key(seed, a, b, c, d),
               hpt::rng::key_last(hpt::rng::key_prefix(seed, a, b, c), d));
   }
+}
+
+// A rollout's draws (its key's prefix mixed once) are the whole key's draws, bit for bit.
+TEST(Rng, RolloutDrawsAreTheWholeKeysDraws) {
+  for (int n = 0; n < 40; n += 3)
+    for (int m = 0; m < 5; ++m) {
+      const hpt::detail::RolloutDraws draws(977, n, m, n + m);
+      for (int i = 0; i < 33; ++i)
+        EXPECT_EQ(draws(i), hpt::rng::normal(hpt::rng::key(977, n, m, n + m, i)));
+    }
 }
 
 double uniform(const std::uint64_t v) {
