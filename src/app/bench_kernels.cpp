@@ -1,5 +1,6 @@
 #include "app/bench_kernels.hpp"
 
+#include <string>
 #include <utility>
 
 #include "core/config_lists.hpp"
@@ -21,9 +22,11 @@ std::vector<BenchRolloutKernel> parse_rollout_kernels(const std::string& list,
     bool found = false;
     for (const auto& [n, k] : known)
       if (name == n) out.push_back(k), found = true;
-    if (!found)
-      throw InputError(key + " = '" + list + "': unknown kernel '" + name +
-                       "' (known: auto, persistent, tiled, tiled-1, team-per-path, gemm)");
+    if (found) continue;
+    std::string names;
+    for (const auto& entry : known) names += std::string(names.empty() ? "" : ", ") + entry.first;
+    throw InputError(key + " = '" + list + "': unknown kernel '" + name + "' (known: " + names +
+                     ")");
   }
   return out;
 }

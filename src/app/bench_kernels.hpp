@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/ensemble_rollout_dispatch.hpp"
+#include "kernels/rollout_kernel.hpp"
 
 namespace hpt::app {
 

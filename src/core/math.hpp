@@ -35,10 +35,6 @@ KOKKOS_INLINE_FUNCTION T tanh(T x) {
   return HPT_KMATH::tanh(x);
 }
 template <class T>
-KOKKOS_INLINE_FUNCTION T floor(T x) {
-  return HPT_KMATH::floor(x);
-}
-template <class T>
 KOKKOS_INLINE_FUNCTION T fabs(T x) {
   return HPT_KMATH::fabs(x);
 }

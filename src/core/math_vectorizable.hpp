@@ -75,18 +75,10 @@ KOKKOS_INLINE_FUNCTION float exp_float_vectorizable(float x) {
   const float shifter = 12582912.0f;
   const float n = (x * 1.44269504088896341f + shifter) - shifter;
   const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;  // ln 2 = 0.693359375 - 2.12e-4
-  float p = 1.0f / 5040.0f;
-  p = p * r + 1.0f / 720.0f;
-  p = p * r + 1.0f / 120.0f;
-  p = p * r + 1.0f / 24.0f;
-  p = p * r + 1.0f / 6.0f;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  const std::int32_t bits = (std::int32_t(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof(scale));
-  return p * scale;
+  const float c[] = {1.0f / 5040.0f, 1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f,
+                     1.0f / 6.0f,    0.5f,          1.0f,          1.0f};
+  const float scale = float_of(std::uint32_t(std::int32_t(n) + 127) << 23);  // 2^n
+  return horner(r, c) * scale;
 }
 
 }  // namespace detail

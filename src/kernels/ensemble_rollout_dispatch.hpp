@@ -6,7 +6,7 @@
 //    across the steps as far as they fit (the rest read from L2), the teams of a path meeting at a
 //    counter barrier each step;
 //  - a CPU with the host's BLAS, reset After and at least kRolloutGemmScenarios scenarios: the
-//    matrix-product form (each step's products for all scenarios of a member as GEMMs);
+//    matrix-product form (each step's products for blocks of a member's scenarios as GEMMs);
 //  - at least rollout_tile_rows scenarios: the tiled kernel with tiles of that many scenarios, so
 //    each weight read serves a tile (a matrix product per step instead of a matrix-vector one);
 //  - otherwise, on a CPU the tiled kernel with tiles of one scenario (each thread owns GRU units,
@@ -17,17 +17,9 @@
 #include "kernels/ensemble_rollout_gemm.hpp"
 #include "kernels/ensemble_rollout_persistent.hpp"
 #include "kernels/ensemble_rollout_tiled.hpp"
+#include "kernels/rollout_kernel.hpp"
 
 namespace hpt {
-
-// Which kernel ensemble_rollout_auto runs (for reports and tests).
-enum class RolloutKernel : int {
-  TeamPerPath = 0,
-  Persistent = 1,
-  Tiled = 2,
-  TiledWide = 3,
-  Gemm = 4
-};
 
 // Scenarios from which a CPU with the host's BLAS runs the rollout as matrix products.
 constexpr int kRolloutGemmScenarios = 64;

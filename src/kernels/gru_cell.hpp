@@ -35,17 +35,11 @@ struct Sum3 {
 template <class Real, bool Vectorizable = false>
 KOKKOS_INLINE_FUNCTION Real gru_update_after(const Real pre_r, const Real pre_z, const Real xn,
                                              const Real hn, const Real h) {
-  if constexpr (Vectorizable) {
-    const Real r = math::sigmoid_vectorizable(pre_r);
-    const Real z = math::sigmoid_vectorizable(pre_z);
-    const Real n = math::tanh_vectorizable(xn + r * hn);
-    return (Real(1) - z) * n + z * h;
-  } else {
-    const Real r = math::sigmoid(pre_r);
-    const Real z = math::sigmoid(pre_z);
-    const Real n = math::tanh(xn + r * hn);
-    return (Real(1) - z) * n + z * h;
-  }
+  const Real r = Vectorizable ? math::sigmoid_vectorizable(pre_r) : math::sigmoid(pre_r);
+  const Real z = Vectorizable ? math::sigmoid_vectorizable(pre_z) : math::sigmoid(pre_z);
+  const Real a = xn + r * hn;
+  const Real n = Vectorizable ? math::tanh_vectorizable(a) : math::tanh(a);
+  return (Real(1) - z) * n + z * h;
 }
 
 // h' of one unit with the prototype's convention (GruReset::Before) from z and the candidate's
