@@ -17,13 +17,15 @@ void RichEncoder::prepare(int runs) {
   HPT_REQUIRE(runs >= 1, "RichEncoder::prepare: runs must be positive");
   normalizer_ = create_normalizer<real, MemSpace>(runs, kFeatures, clamp());
   raw_ = View2<real>("hpt::rich_raw_features", runs, kFeatures);
+  if (resolve_layout<ExecSpace>(RunLayout::Auto, runs) == RunLayout::SeriesPerThread)
+    workspace_.fit(runs);
 }
 
 void RichEncoder::encode(const History& history, const View2<real>& features) {
   check_shapes(history, features);
   if (normalizer_.runs() != history.runs()) prepare(history.runs());
   const ExecSpace space;
-  encode_rich(space, history, raw_);
+  encode_rich(space, history, raw_, EncodeLaunch{}, &workspace_);
   normalize(space, normalizer_, history, raw_, features);
 }
 

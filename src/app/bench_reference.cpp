@@ -249,10 +249,11 @@ double gru_reference_deviation(const RolloutBenchInputs& in, const View3<real>& 
 }
 
 double encoder_reference_deviation(const std::string& style, const TelemetryHistory<real>& history,
-                                   const std::vector<reference::HostRun>& host) {
+                                   const std::vector<reference::HostRun>& host,
+                                   const EncodeLaunch& launch) {
   View2<real> raw("hpt::bench_raw_features", history.runs(), kFeatures);
   if (style == "rich")
-    encode_rich(ExecSpace(), history, raw);
+    encode_rich(ExecSpace(), history, raw, launch);
   else
     encode_prototype(ExecSpace(), history, raw);
   const auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), raw);

@@ -9,6 +9,7 @@
 #include "app/bench_sizes.hpp"
 #include "kernels/ensemble_rollout.hpp"
 #include "kernels/reference/encode_reference.hpp"
+#include "kernels/run_layout.hpp"
 #include "kernels/telemetry_history.hpp"
 #include "physics-style-modules/encoder/encoder.hpp"
 
@@ -36,8 +37,10 @@ double rollout_reference_deviation(const RolloutBenchInputs& in, const RolloutOu
 // The same for one GRU step, over the rows of the first `scenarios` scenarios.
 double gru_reference_deviation(const RolloutBenchInputs& in, const View3<real>& x,
                                const View3<real>& h, const View3<real>& h_out, int scenarios);
-// The same for the raw features of the `style` encoder kernel on the runs the host tracked.
+// The same for the raw features of the `style` encoder kernel on the runs the host tracked (the
+// rich kernel in the layout `launch` names).
 double encoder_reference_deviation(const std::string& style, const TelemetryHistory<real>& history,
-                                   const std::vector<reference::HostRun>& host);
+                                   const std::vector<reference::HostRun>& host,
+                                   const EncodeLaunch& launch = {});
 
 }  // namespace hpt::app

@@ -21,8 +21,10 @@
 #include "io/hdf5_format.hpp"
 #include "kernels/ensemble_rollout.hpp"
 #include "kernels/ensemble_rollout_dispatch.hpp"
+#include "kernels/encode_rich.hpp"
 #include "kernels/gru_step.hpp"
 #include "physics-style-modules/encoder/register.hpp"
+#include "physics-style-modules/encoder/rich.hpp"
 
 namespace hpt::app {
 
@@ -37,6 +39,9 @@ void declare_bench_options(OptionSchema& s) {
   s.add_int("bench.encoder_history", 256, "history length of every encoded run", 1, 1 << 20);
   s.add_string("bench.encoder_styles", "rich,prototype",
                "encoder styles to time, in this order (comma-separated)");
+  s.add_string("bench.encoder_layouts", "",
+               "layouts of runs on threads timed for the rich encoder's feature kernel alone, "
+               "without the normaliser: auto, team, thread, series (comma-separated; empty: none)");
   s.add_int("bench.warmup", 2, "untimed runs before timing", 0, 1000);
   s.add_int("bench.repeat", 5, "timed runs; median and min are reported", 1, 100000);
   s.add_int("bench.reference_scenarios", 2,
@@ -56,6 +61,7 @@ void check_bench_inputs(const RunContext& ctx) {
   parse_rollout_kernels(ctx.config.get_string("bench.rollout_kernels"), "bench.rollout_kernels");
   parse_positive_list(ctx.config.get_string("bench.encoder_runs"), "bench.encoder_runs",
                       "1,1024,65536");
+  parse_encoder_layouts(ctx.config.get_string("bench.encoder_layouts"), "bench.encoder_layouts");
   Registry<Encoder> encoders("encoder");
   register_encoder_styles(encoders);
   const auto known = encoders.names();
@@ -241,6 +247,35 @@ Row bench_encoder(const Config& c, const Registry<Encoder>& encoders, const std:
   return r;
 }
 
+// The rich encoder's feature kernel alone (no normaliser) on R runs, in one layout.
+Row bench_rich_layout(const Config& c, const RunLayout layout, long R, double copy_gbs,
+                      const BenchSettings& b) {
+  const int history_len = int(c.get_int("bench.encoder_history"));
+  Config ec = c;
+  ec.set("encoder.loss_history", std::to_string(history_len), "bench");
+  const RichEncoder encoder(ec);
+  auto history = encoder.create_history(int(R));
+  const auto host = fill_random_history(history, history_len, b.ref_scenarios, b.seed);
+  View2<real> raw("hpt::bench_raw_features", R, kFeatures);
+  const EncodeLaunch launch{layout, 0};
+  rich::RichWorkspace<MemSpace> workspace;  // allocated once, as the encoder keeps it
+  workspace.fit(int(R));
+  Row r;
+  r.kernel = "encode_rich_raw/" + encoder_layout_name(layout);
+  r.size = "R=" + std::to_string(R);
+  r.R = R;
+  r.Y = history_len;
+  r.t = time_kernel([&] { encode_rich(ExecSpace(), history, raw, launch, &workspace); }, b.warmup,
+                    b.repeat);
+  r.us_per_step = r.t.median * 1e6 / double(R);
+  r.gbs = double(encode_rich_bytes(std::size_t(R), std::size_t(history.loss_capacity()),
+                                   std::size_t(history.other_capacity()), sizeof(real))) /
+          r.t.median / 1e9;
+  r.bw_fraction = r.gbs / copy_gbs;
+  r.max_deviation = encoder_reference_deviation("rich", history, host, launch);
+  return r;
+}
+
 void bench_encoders(const Config& c, const BenchSettings& b, double copy_gbs,
                     std::vector<Row>& rows) {
   Registry<Encoder> encoders("encoder");
@@ -254,6 +289,10 @@ void bench_encoders(const Config& c, const BenchSettings& b, double copy_gbs,
       Kokkos::Profiling::popRegion();
     }
   }
+  const auto layouts =
+      parse_encoder_layouts(c.get_string("bench.encoder_layouts"), "bench.encoder_layouts");
+  for (const RunLayout layout : layouts)
+    for (const long R : runs) rows.push_back(bench_rich_layout(c, layout, R, copy_gbs, b));
 }
 
 io::TextTable bench_table(const std::vector<Row>& rows) {

@@ -1,11 +1,14 @@
 #pragma once
 // `encoder = rich` (docs/method.md#rich-encoder): the 64 raw features of rich_features.hpp, before
 // the z-score normaliser, and the per-run LossState that the rollout continues (loss_state.hpp).
-// One kernel over the runs, in one of two layouts (RunLayout, telemetry_history.hpp):
+// One kernel over the runs, in one of three layouts (RunLayout, telemetry_history.hpp):
 //  * team per run: the team copies the run's rings once into team scratch (oldest first, logs
 //    taken once), two fused team reductions give every window statistic (sums/min/max, then
 //    squared deviations and slope numerators), and the team writes the 64 features;
-//  * thread per run: one thread walks the rings (pass 1 over everything, pass 2 over the windows).
+//  * thread per run: one thread walks every ring, one pass each (rich_series_walk.hpp);
+//  * series per thread: each thread one series walk of one run (the same walks, so the same bits
+//    as thread per run); the statistics meet in a workspace, then a thread per run writes the
+//    features.
 // All arithmetic is in double; the features are cast to Real at the end.
 //
 // Conventions (the enum comments of rich_features.hpp are the spec):
@@ -28,49 +31,15 @@
 #include "kernels/loss_state.hpp"
 #include "kernels/multi_reducer.hpp"
 #include "kernels/rich_features.hpp"
+#include "kernels/rich_series_walk.hpp"
+#include "kernels/rich_stats.hpp"
 #include "kernels/telemetry_history.hpp"
 
 namespace hpt {
 
 namespace rich {
 
-constexpr double kLossFloor = 1e-12;            // l = log(max(L, kLossFloor)) (rich_features.hpp)
-constexpr double kTiny = 1e-30;                 // floor of every other logarithm
 constexpr int kScratchLevel0Bytes = 32 * 1024;  // larger histories go to level-1 scratch
-
-// Window statistics of one run (in the team layout identical on every thread of the team).
-struct RichStats {
-  int n, ng, nu, nc, nw;  // entries of the loss, gradient, update, cosine and weight rings
-  // loss (log)
-  double lt, lprev, lfirst;
-  double mean8, mean32, mean128, std8, std32, std128, slope8, slope32, slope128;
-  double ema4, ema16, ema64, best, min128, max128, inc_frac32, abs_delta32;
-  // gradient: log unless noted
-  double g_t, lg_t, gmean8, gmean32, gstd8, gstd32, gslope8, gslope32, gema16_linear;
-  double gmin32, gmax32, gcv32_linear, ginc_frac32;
-  // update, cosine, weight
-  double lu_t, uslope8, uema16_linear, c_t, cmean8, cmean32, lw_t, wslope32;
-};
-
-KOKKOS_INLINE_FUNCTION double safe_log(double x, double floor) {
-  return math::log(math::max(x, floor));
-}
-
-KOKKOS_INLINE_FUNCTION int window(int w, int n) {
-  return n < w ? n : w;
-}
-
-// Least-squares slope of a window of w entries from its numerator sum (x - xbar)(y - ybar).
-KOKKOS_INLINE_FUNCTION double slope(double numerator, int w) {
-  if (w < 2) return 0.0;
-  const double sxx = double(w) * (double(w) * double(w) - 1.0) / 12.0;
-  return numerator / sxx;
-}
-
-// Position of an entry of age `age` inside a window of w entries minus the mean position.
-KOKKOS_INLINE_FUNCTION double centred_x(int age, int w) {
-  return double(w - 1 - age) - 0.5 * double(w - 1);
-}
 
 // Team scratch of one run: the loss ring as log loss, and of the other rings (oldest first)
 // linear and log gradient norm, linear and log update norm, cosine, log weight norm; then the
@@ -237,7 +206,6 @@ KOKKOS_INLINE_FUNCTION RichStats team_rich_stats(const Member& team,
   const int gw8 = window(8, ng), gw32 = window(32, ng);
   const int uw8 = window(8, nu), cw8 = window(8, nc), cw32 = window(32, nc), ww32 = window(32, nw);
   const int deltas32 = window(32, n - 1), gdeltas32 = window(32, ng - 1);
-  auto ratio = [](double num, int den) { return den > 0 ? num / double(den) : 0.0; };
   s.mean8 = ratio(a.v[kS8], w8);
   s.mean32 = ratio(a.v[kS32], w32);
   s.mean128 = ratio(a.v[kS128], w128);
@@ -518,246 +486,128 @@ KOKKOS_INLINE_FUNCTION void fill_loss_state(const RichStats& s, const double* ta
     o.window[k] = k >= empty ? finite_or_zero<Real>(tail[k - empty]) : Real(0);
 }
 
-// Calls f(i, load(i)) for i = begin, ..., end - 1 in order, issuing the loads kPrefetch at a time
-// so one thread has several memory requests in flight (the thread-per-run walk is latency-bound).
-constexpr int kPrefetch = 8;
-template <class Load, class F>
-KOKKOS_INLINE_FUNCTION void for_each_prefetched(int begin, int end, const Load& load, const F& f) {
-  double v[kPrefetch];
-  for (int i0 = begin; i0 < end; i0 += kPrefetch) {
-    const int m = end - i0 < kPrefetch ? end - i0 : kPrefetch;
-    for (int k = 0; k < kPrefetch; ++k) v[k] = load(k < m ? i0 + k : i0);  // i0 is valid
-    for (int k = 0; k < kPrefetch; ++k)
-      if (k < m) f(i0 + k, v[k]);
-  }
-}
-
-// Statistics of run r computed by one thread straight from the rings: pass 1 oldest to newest over
-// every entry (EMAs by their recursion), pass 2 over the newest windows only. For many runs, one
-// thread per run keeps every thread busy without team barriers or reductions. `tail` receives the
-// newest min(kLossWindow, n) log losses, oldest first.
-template <class Real, class Mem>
-KOKKOS_INLINE_FUNCTION RichStats thread_rich_stats(const TelemetryHistory<Real, Mem>& h, int r,
-                                                   double* tail) {
-  namespace tm = telemetry;
-  RichStats s;
-  s.n = h.count(r, tm::kLossSeries);
-  s.ng = h.count(r, tm::kGradSeries);
-  s.nu = h.count(r, tm::kUpdateSeries);
-  s.nc = h.count(r, tm::kCosSeries);
-  s.nw = h.count(r, tm::kWeightSeries);
-  const int n = s.n, ng = s.ng, nu = s.nu, nc = s.nc, nw = s.nw;
-  const int lcap = h.loss_capacity(), ocap = h.other_capacity();
-  // Chronological entry i of a ring whose oldest entry is in slot `first`.
-  auto at = [](int first, int i, int cap) {
-    const int k = first + i;
-    return k >= cap ? k - cap : k;
-  };
-  auto oldest = [&](int series, int count, int cap) {
-    return (h.head(r, series) - count + cap) % cap;
-  };
-  const int l0 = oldest(tm::kLossSeries, n, lcap), g0 = oldest(tm::kGradSeries, ng, ocap);
-  const int u0 = oldest(tm::kUpdateSeries, nu, ocap), c0 = oldest(tm::kCosSeries, nc, ocap);
-  const int w0 = oldest(tm::kWeightSeries, nw, ocap);
-  auto loss = [&](int i) { return double(h.loss(r, at(l0, i, lcap))); };
-  auto grad = [&](int i) { return double(h.other(r, tm::kGradSeries - 1, at(g0, i, ocap))); };
-  auto update = [&](int i) { return double(h.other(r, tm::kUpdateSeries - 1, at(u0, i, ocap))); };
-  auto cosine = [&](int i) { return double(h.other(r, tm::kCosSeries - 1, at(c0, i, ocap))); };
-  auto weight = [&](int i) { return double(h.other(r, tm::kWeightSeries - 1, at(w0, i, ocap))); };
-  const int w8 = window(8, n), w32 = window(32, n), w128 = window(128, n);
-  const int gw8 = window(8, ng), gw32 = window(32, ng);
-  const int uw8 = window(8, nu), cw8 = window(8, nc), cw32 = window(32, nc), ww32 = window(32, nw);
-  auto ratio = [](double num, int den) { return den > 0 ? num / double(den) : 0.0; };
-
-  // ---- loss
-  double s8 = 0, s32 = 0, s128 = 0, inc = 0, absd = 0, prev = 0.0;
-  double e4 = 0, e16 = 0, e64 = 0, best = reduce::infinity(), lo = reduce::infinity();
-  double hi = -reduce::infinity();
-  const int tail_real = window(kLossWindow, n);
-  for_each_prefetched(0, n, loss, [&](int i, double raw) {
-    const double l = safe_log(raw, kLossFloor);
-    const int age = n - 1 - i;
-    if (i == 0) {
-      e4 = e16 = e64 = l;
-      s.lfirst = l;
-    } else {
-      e4 += (l - e4) / 4.0;
-      e16 += (l - e16) / 16.0;
-      e64 += (l - e64) / 64.0;
-      if (age < 32) {
-        inc += l > prev ? 1.0 : 0.0;
-        absd += math::fabs(l - prev);
-      }
-    }
-    if (age < 8) s8 += l;
-    if (age < 32) s32 += l;
-    if (age < 128) {
-      s128 += l;
-      if (l < lo) lo = l;
-      if (l > hi) hi = l;
-    }
-    if (l < best) best = l;
-    if (age < tail_real) tail[tail_real - 1 - age] = l;
-    if (age == 1) s.lprev = l;
-    prev = l;
-  });
-  s.lt = n > 0 ? prev : 0.0;
-  if (n < 2) s.lprev = s.lt;
-  if (n == 0) s.lfirst = 0.0;
-  s.mean8 = ratio(s8, w8);
-  s.mean32 = ratio(s32, w32);
-  s.mean128 = ratio(s128, w128);
-  double q8 = 0, q32 = 0, q128 = 0, p8 = 0, p32 = 0, p128 = 0;
-  for_each_prefetched(n - w128, n, loss, [&](int i, double raw) {
-    const double l = safe_log(raw, kLossFloor);
-    const int age = n - 1 - i;
-    if (age < 8) {
-      q8 += (l - s.mean8) * (l - s.mean8);
-      p8 += centred_x(age, w8) * (l - s.mean8);
-    }
-    if (age < 32) {
-      q32 += (l - s.mean32) * (l - s.mean32);
-      p32 += centred_x(age, w32) * (l - s.mean32);
-    }
-    q128 += (l - s.mean128) * (l - s.mean128);
-    p128 += centred_x(age, w128) * (l - s.mean128);
-  });
-  s.std8 = math::sqrt(ratio(q8, w8));
-  s.std32 = math::sqrt(ratio(q32, w32));
-  s.std128 = math::sqrt(ratio(q128, w128));
-  s.slope8 = slope(p8, w8);
-  s.slope32 = slope(p32, w32);
-  s.slope128 = slope(p128, w128);
-  s.ema4 = e4;
-  s.ema16 = e16;
-  s.ema64 = e64;
-  s.best = n > 0 ? best : 0.0;
-  s.min128 = n > 0 ? lo : 0.0;
-  s.max128 = n > 0 ? hi : 0.0;
-  s.inc_frac32 = ratio(inc, window(32, n - 1));
-  s.abs_delta32 = ratio(absd, window(32, n - 1));
-
-  // ---- gradient
-  double gs8 = 0, gs32 = 0, glin32 = 0, ge16 = 0, ginc = 0, gprev = 0.0;
-  double gmin = reduce::infinity(), gmax = -reduce::infinity();
-  for_each_prefetched(0, ng, grad, [&](int i, double g) {
-    const double lg = safe_log(g, kTiny);
-    const int age = ng - 1 - i;
-    ge16 = i == 0 ? g : ge16 + (g - ge16) / 16.0;
-    if (age < 8) gs8 += lg;
-    if (age < 32) {
-      gs32 += lg;
-      glin32 += g;
-      if (lg < gmin) gmin = lg;
-      if (lg > gmax) gmax = lg;
-      if (i >= 1) ginc += g > gprev ? 1.0 : 0.0;
-    }
-    gprev = g;
-  });
-  s.g_t = ng > 0 ? gprev : 0.0;
-  s.lg_t = ng > 0 ? safe_log(gprev, kTiny) : 0.0;
-  s.gmean8 = ratio(gs8, gw8);
-  s.gmean32 = ratio(gs32, gw32);
-  const double glin_mean32 = ratio(glin32, gw32);
-  double gq8 = 0, gq32 = 0, gp8 = 0, gp32 = 0, glq32 = 0;
-  for_each_prefetched(ng - gw32, ng, grad, [&](int i, double g) {
-    const double lg = safe_log(g, kTiny);
-    const int age = ng - 1 - i;
-    if (age < 8) {
-      gq8 += (lg - s.gmean8) * (lg - s.gmean8);
-      gp8 += centred_x(age, gw8) * (lg - s.gmean8);
-    }
-    gq32 += (lg - s.gmean32) * (lg - s.gmean32);
-    gp32 += centred_x(age, gw32) * (lg - s.gmean32);
-    glq32 += (g - glin_mean32) * (g - glin_mean32);
-  });
-  s.gstd8 = math::sqrt(ratio(gq8, gw8));
-  s.gstd32 = math::sqrt(ratio(gq32, gw32));
-  s.gslope8 = slope(gp8, gw8);
-  s.gslope32 = slope(gp32, gw32);
-  s.gema16_linear = ng > 0 ? ge16 : 0.0;
-  s.gmin32 = ng > 0 ? gmin : 0.0;
-  s.gmax32 = ng > 0 ? gmax : 0.0;
-  s.gcv32_linear = ng > 0 ? math::sqrt(ratio(glq32, gw32)) / math::max(glin_mean32, kTiny) : 0.0;
-  s.ginc_frac32 = ratio(ginc, window(32, ng - 1));
-
-  // ---- update norm: EMA over everything, log mean and slope over the newest 8
-  double ue16 = 0, us8 = 0, ulast = 0;
-  for_each_prefetched(0, nu, update, [&](int i, double u) {
-    ue16 = i == 0 ? u : ue16 + (u - ue16) / 16.0;
-    if (nu - 1 - i < 8) us8 += safe_log(u, kTiny);
-    ulast = u;
-  });
-  const double umean8 = ratio(us8, uw8);
-  double up8 = 0;
-  for_each_prefetched(nu - uw8, nu, update, [&](int i, double u) {
-    up8 += centred_x(nu - 1 - i, uw8) * (safe_log(u, kTiny) - umean8);
-  });
-  s.lu_t = nu > 0 ? safe_log(ulast, kTiny) : 0.0;
-  s.uslope8 = slope(up8, uw8);
-  s.uema16_linear = nu > 0 ? ue16 : 0.0;
-
-  // ---- cosine: newest windows only
-  double cs8 = 0, cs32 = 0, clast = 0;
-  for_each_prefetched(nc - cw32, nc, cosine, [&](int i, double c) {
-    if (nc - 1 - i < 8) cs8 += c;
-    cs32 += c;
-    clast = c;
-  });
-  s.c_t = nc > 0 ? clast : 0.0;
-  s.cmean8 = ratio(cs8, cw8);
-  s.cmean32 = ratio(cs32, cw32);
-
-  // ---- weight norm: log mean and slope over the newest 32
-  double ws32 = 0, wlast = 0;
-  for_each_prefetched(nw - ww32, nw, weight, [&](int, double w) {
-    ws32 += safe_log(w, kTiny);
-    wlast = w;
-  });
-  const double wmean32 = ratio(ws32, ww32);
-  double wp32 = 0;
-  for_each_prefetched(nw - ww32, nw, weight, [&](int i, double w) {
-    wp32 += centred_x(nw - 1 - i, ww32) * (safe_log(w, kTiny) - wmean32);
-  });
-  s.lw_t = nw > 0 ? safe_log(wlast, kTiny) : 0.0;
-  s.wslope32 = slope(wp32, ww32);
-  return s;
-}
-
-// One launch: raw features (if raw is allocated) and loss states (if states is allocated).
 template <class Space, class Real>
-HPT_LAUNCHER void encode_rich_impl(
-    const Space& space, const TelemetryHistory<Real, typename Space::memory_space>& history,
-    const View2<Real, typename Space::memory_space>& raw,
-    const View1<LossState<Real>, typename Space::memory_space>& states,
-    const EncodeLaunch& launch) {
+HPT_LAUNCHER void encode_thread_per_run(
+    const Space& space, const TelemetryHistory<Real, typename Space::memory_space>& h,
+    const View2<Real, typename Space::memory_space>& x,
+    const View1<LossState<Real>, typename Space::memory_space>& st) {
+  const bool write_raw = x.extent(0) > 0, write_states = st.extent(0) > 0;
+  Kokkos::parallel_for(
+      "hpt::encode_rich_thread_per_run", Kokkos::RangePolicy<Space>(space, 0, h.runs()),
+      KOKKOS_LAMBDA(int r) {
+        double tail[kLossWindow];
+        const RichStats s = thread_rich_stats(h, r, tail);
+        if (write_raw) {
+          double scalars[telemetry::kScalarCount];
+          for (int c = 0; c < telemetry::kScalarCount; ++c) scalars[c] = h.scalars(r, c);
+          for (int f = 0; f < kFeatures; ++f)
+            x(r, f) = finite_or_zero<Real>(raw_feature(f, s, scalars));
+        }
+        if (write_states) fill_loss_state(s, tail, st(r));
+      });
+}
+
+// Scratch of the series-per-thread layout between its walks and its features: each run's
+// statistics and loss tail. A caller that encodes repeatedly keeps one (allocating it takes about
+// as long as encoding 65536 runs on a GPU).
+template <class Mem>
+struct RichWorkspace {
+  View1<RichStats, Mem> stats;
+  View2<double, Mem> tails;
+
+  void fit(int runs) {
+    if (int(stats.extent(0)) == runs) return;
+    stats = View1<RichStats, Mem>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "hpt::rich_stats"), runs);
+    tails = View2<double, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "hpt::rich_tails"),
+                               runs, kLossWindow);
+  }
+};
+
+// Runs per team of encode_features_per_tile: a warp computes one feature of 32 runs.
+constexpr int kTileRuns = 32;
+
+// The features and loss states of every run from its statistics: a team per tile of kTileRuns runs;
+// its threads compute the tile's features into team scratch, a warp one feature at a time (one
+// branch of raw_feature), then write the tile's rows of x, which are contiguous, in order.
+template <class Space, class Real>
+HPT_LAUNCHER void encode_features_per_tile(
+    const Space& space, const TelemetryHistory<Real, typename Space::memory_space>& h,
+    const View1<RichStats, typename Space::memory_space>& stats,
+    const View2<double, typename Space::memory_space>& tails,
+    const View2<Real, typename Space::memory_space>& x,
+    const View1<LossState<Real>, typename Space::memory_space>& st) {
+  using Policy = Kokkos::TeamPolicy<Space>;
+  using Member = typename Policy::member_type;
+  using Tile = Kokkos::View<Real**, Kokkos::LayoutRight, typename Space::scratch_memory_space,
+                            Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  constexpr int kStride = kFeatures + 1;  // odd: a warp's column of the tile hits every bank once
+  constexpr bool host =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible;
+  const bool write_raw = x.extent(0) > 0, write_states = st.extent(0) > 0;
+  const int runs = h.runs(), tiles = (runs + kTileRuns - 1) / kTileRuns;
+  Policy policy = host ? Policy(space, tiles, Kokkos::AUTO) : Policy(space, tiles, 4 * kTileRuns);
+  policy.set_scratch_size(0, Kokkos::PerTeam(Tile::shmem_size(kTileRuns, kStride)));
+  Kokkos::parallel_for(
+      "hpt::encode_rich_features", policy, KOKKOS_LAMBDA(const Member& team) {
+        const int r0 = team.league_rank() * kTileRuns;
+        const int nr = runs - r0 < kTileRuns ? runs - r0 : kTileRuns;
+        if (write_raw) {
+          const Tile tile(team.team_scratch(0), kTileRuns, kStride);
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kTileRuns * kFeatures), [&](int k) {
+            const int j = k % kTileRuns, f = k / kTileRuns, r = r0 + j;
+            if (j < nr)
+              tile(j, f) = finite_or_zero<Real>(raw_feature(f, stats(r), &h.scalars(r, 0)));
+          });
+          team.team_barrier();
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nr * kFeatures), [&](int k) {
+            x(r0 + k / kFeatures, k % kFeatures) = tile(k / kFeatures, k % kFeatures);
+          });
+        }
+        if (write_states) {
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nr), [&](int j) {
+            fill_loss_state(stats(r0 + j), &tails(r0 + j, 0), st(r0 + j));
+          });
+        }
+      });
+}
+
+// Series per thread: one thread per (series walk, run), walk-major so a warp shares one walk (the
+// walks differ in length; no thread waits for another's); the statistics meet in the workspace,
+// then encode_features_per_tile writes the features.
+template <class Space, class Real>
+HPT_LAUNCHER void encode_series_per_thread(
+    const Space& space, const TelemetryHistory<Real, typename Space::memory_space>& h,
+    const View2<Real, typename Space::memory_space>& x,
+    const View1<LossState<Real>, typename Space::memory_space>& st,
+    RichWorkspace<typename Space::memory_space>& workspace) {
+  const int runs = h.runs();
+  workspace.fit(runs);
+  const auto stats = workspace.stats;
+  const auto tails = workspace.tails;
+  // At most 64 registers a thread (half the multiprocessor's threads resident), not spilling.
+  using Bounded = Kokkos::RangePolicy<Space, Kokkos::LaunchBounds<128, 8>>;
+  Kokkos::parallel_for(
+      "hpt::encode_rich_walks", Bounded(space, 0, std::size_t(kWalks) * std::size_t(runs)),
+      KOKKOS_LAMBDA(std::size_t i) {
+        const int r = int(i % std::size_t(runs));
+        walk(int(i / std::size_t(runs)), h, r, stats(r), &tails(r, 0));
+      });
+  encode_features_per_tile(space, h, stats, tails, x, st);
+}
+
+template <class Space, class Real>
+HPT_LAUNCHER void encode_team_per_run(
+    const Space& space, const TelemetryHistory<Real, typename Space::memory_space>& h,
+    const View2<Real, typename Space::memory_space>& x,
+    const View1<LossState<Real>, typename Space::memory_space>& st, int team_size) {
   using Policy = Kokkos::TeamPolicy<Space>;
   using Member = typename Policy::member_type;
   using ScratchT = Scratch<Space>;
-  const auto h = history;
-  const auto x = raw;
-  const auto st = states;
-  const bool write_raw = raw.extent(0) > 0;
-  const bool write_states = states.extent(0) > 0;
-  if (resolve_layout<Space>(launch.layout, h.runs()) == RunLayout::ThreadPerRun) {
-    Kokkos::parallel_for(
-        "hpt::encode_rich_thread_per_run", Kokkos::RangePolicy<Space>(space, 0, h.runs()),
-        KOKKOS_LAMBDA(int r) {
-          double tail[kLossWindow];
-          const RichStats s = thread_rich_stats(h, r, tail);
-          if (write_raw) {
-            double scalars[telemetry::kScalarCount];
-            for (int c = 0; c < telemetry::kScalarCount; ++c) scalars[c] = h.scalars(r, c);
-            for (int f = 0; f < kFeatures; ++f)
-              x(r, f) = finite_or_zero<Real>(raw_feature(f, s, scalars));
-          }
-          if (write_states) fill_loss_state(s, tail, st(r));
-        });
-    return;
-  }
+  const bool write_raw = x.extent(0) > 0, write_states = st.extent(0) > 0;
   const std::size_t doubles = ScratchT::doubles(h.loss_capacity(), h.other_capacity());
   const int level = ScratchT::level(h.loss_capacity(), h.other_capacity());
-  Policy policy = run_team_policy(space, h.runs(), launch.team_size);
+  Policy policy = run_team_policy(space, h.runs(), team_size);
   policy.set_scratch_size(level,
                           Kokkos::PerTeam(ScratchT::bytes(h.loss_capacity(), h.other_capacity())));
   Kokkos::parallel_for(
@@ -779,19 +629,43 @@ HPT_LAUNCHER void encode_rich_impl(
       });
 }
 
+// One launch: raw features (if raw is allocated) and loss states (if states is allocated).
+// `workspace` serves the series-per-thread layout (nullptr: a temporary one).
+template <class Space, class Real>
+void encode_rich_impl(const Space& space,
+                      const TelemetryHistory<Real, typename Space::memory_space>& history,
+                      const View2<Real, typename Space::memory_space>& raw,
+                      const View1<LossState<Real>, typename Space::memory_space>& states,
+                      const EncodeLaunch& launch,
+                      RichWorkspace<typename Space::memory_space>* workspace) {
+  switch (resolve_layout<Space>(launch.layout, history.runs())) {
+    case RunLayout::ThreadPerRun:
+      return encode_thread_per_run(space, history, raw, states);
+    case RunLayout::SeriesPerThread: {
+      RichWorkspace<typename Space::memory_space> temporary;
+      return encode_series_per_thread(space, history, raw, states,
+                                      workspace ? *workspace : temporary);
+    }
+    default:
+      return encode_team_per_run(space, history, raw, states, launch.team_size);
+  }
+}
+
 }  // namespace rich
 
 // raw(r, 0..63): the unnormalised rich features of every run. `launch` picks the layout of runs
-// on threads (default: by backend and number of runs, see resolve_layout).
+// on threads (default: by backend and number of runs, see resolve_layout); a caller that encodes
+// repeatedly passes a workspace it keeps (used by the series-per-thread layout).
 template <class Space, class Real>
 void encode_rich(const Space& space,
                  const TelemetryHistory<Real, typename Space::memory_space>& history,
                  const View2<Real, typename Space::memory_space>& raw,
-                 const EncodeLaunch& launch = {}) {
+                 const EncodeLaunch& launch = {},
+                 rich::RichWorkspace<typename Space::memory_space>* workspace = nullptr) {
   HPT_REQUIRE(int(raw.extent(0)) == history.runs() && int(raw.extent(1)) == kFeatures,
               "encode_rich: raw must be (runs, 64)");
   rich::encode_rich_impl(space, history, raw,
-                         View1<LossState<Real>, typename Space::memory_space>(), launch);
+                         View1<LossState<Real>, typename Space::memory_space>(), launch, workspace);
 }
 
 // Raw features and loss states of every run in one launch.
@@ -800,11 +674,12 @@ void encode_rich(const Space& space,
                  const TelemetryHistory<Real, typename Space::memory_space>& history,
                  const View2<Real, typename Space::memory_space>& raw,
                  const View1<LossState<Real>, typename Space::memory_space>& states,
-                 const EncodeLaunch& launch = {}) {
+                 const EncodeLaunch& launch = {},
+                 rich::RichWorkspace<typename Space::memory_space>* workspace = nullptr) {
   HPT_REQUIRE(int(raw.extent(0)) == history.runs() && int(raw.extent(1)) == kFeatures,
               "encode_rich: raw must be (runs, 64)");
   HPT_REQUIRE(int(states.extent(0)) == history.runs(), "encode_rich: one loss state per run");
-  rich::encode_rich_impl(space, history, raw, states, launch);
+  rich::encode_rich_impl(space, history, raw, states, launch, workspace);
 }
 
 // states(r): the loss summary the rollout continues (loss_state.hpp), from the same statistics as
@@ -813,10 +688,11 @@ template <class Space, class Real>
 void extract_loss_state(const Space& space,
                         const TelemetryHistory<Real, typename Space::memory_space>& history,
                         const View1<LossState<Real>, typename Space::memory_space>& states,
-                        const EncodeLaunch& launch = {}) {
+                        const EncodeLaunch& launch = {},
+                        rich::RichWorkspace<typename Space::memory_space>* workspace = nullptr) {
   HPT_REQUIRE(int(states.extent(0)) == history.runs(), "extract_loss_state: one state per run");
   rich::encode_rich_impl(space, history, View2<Real, typename Space::memory_space>(), states,
-                         launch);
+                         launch, workspace);
 }
 
 // Bytes encode_rich reads and writes for `runs` runs (for the bench's GB/s): every ring, the

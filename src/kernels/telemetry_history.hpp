@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/math.hpp"
 #include "core/types.hpp"
+#include "kernels/run_layout.hpp"
 
 namespace hpt {
 
@@ -150,25 +151,18 @@ TelemetryHistory<Real, Mem> create_history(int runs, int loss_capacity, int othe
   return h;
 }
 
-// How an encoder maps runs to threads. TeamPerRun: a team reads one run's history and reduces it
-// together (low latency for a few runs, e.g. R = 1 in training). ThreadPerRun: each thread walks
-// one run's history alone (throughput for thousands of runs: no barriers, no reductions, every
-// thread busy). Auto: ThreadPerRun on host backends, and on a GPU from kThreadPerRunMinRuns runs.
-enum class RunLayout { Auto, TeamPerRun, ThreadPerRun };
-// On an H200 with 256-step histories the two layouts cross near 8K runs.
-constexpr int kThreadPerRunMinRuns = 8192;
+// On an H200 with 256-step histories team per run is the fastest layout up to about 8K runs.
+constexpr int kSeriesPerThreadMinRuns = 8192;
 
-struct EncodeLaunch {
-  RunLayout layout = RunLayout::Auto;
-  int team_size = 0;  // TeamPerRun: 0 picks the default of run_team_policy
-};
-
+// The layout that `layout` names; Auto: ThreadPerRun on host backends; on a GPU TeamPerRun, and
+// SeriesPerThread from kSeriesPerThreadMinRuns runs.
 template <class Space>
 RunLayout resolve_layout(RunLayout layout, int runs) {
   constexpr bool host =
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible;
   if (layout != RunLayout::Auto) return layout;
-  return host || runs >= kThreadPerRunMinRuns ? RunLayout::ThreadPerRun : RunLayout::TeamPerRun;
+  if (host) return RunLayout::ThreadPerRun;
+  return runs >= kSeriesPerThreadMinRuns ? RunLayout::SeriesPerThread : RunLayout::TeamPerRun;
 }
 
 // Team policy of the encoders: one team per run. team_size 0 picks the default: one warp on a GPU

@@ -50,11 +50,19 @@ struct Encoded {
   hpt::View1<LossState<Real>, Kokkos::HostSpace> states;
 };
 
-// Both layouts of runs on threads must give the host's features.
-const hpt::RunLayout kLayouts[] = {hpt::RunLayout::TeamPerRun, hpt::RunLayout::ThreadPerRun};
+// Every layout of runs on threads must give the host's features.
+const hpt::RunLayout kLayouts[] = {hpt::RunLayout::TeamPerRun, hpt::RunLayout::ThreadPerRun,
+                                   hpt::RunLayout::SeriesPerThread};
 
 const char* name(hpt::RunLayout layout) {
-  return layout == hpt::RunLayout::TeamPerRun ? "team per run" : "thread per run";
+  switch (layout) {
+    case hpt::RunLayout::TeamPerRun:
+      return "team per run";
+    case hpt::RunLayout::ThreadPerRun:
+      return "thread per run";
+    default:
+      return "series per thread";
+  }
 }
 
 // Pushes `steps`, runs encode_rich (features and loss states in one launch) and copies back.
@@ -131,6 +139,31 @@ TYPED_TEST(EncodeRich, BatchedRunsWithDifferentHistories) {
   lengths[256] = 110;
   // Capacities below the 128-window, so windows fall back to the whole (wrapped) history.
   check_features<Space, Real>(hpt::test::random_steps(rng, lengths), 257, 48, 20);
+}
+
+// Series per thread runs the thread-per-run walks, one per thread: the same bits, for run counts
+// around a warp's 32.
+TYPED_TEST(EncodeRich, SeriesPerThreadEqualsThreadPerRunBitForBit) {
+  using Space = typename TypeParam::space;
+  using Real = typename TypeParam::real;
+  std::mt19937 rng(37);
+  for (int runs : {1, 31, 64, 97}) {
+    std::vector<int> lengths(runs);
+    std::uniform_int_distribution<int> len(0, 300);
+    for (int& l : lengths) l = len(rng);
+    const auto steps = hpt::test::random_steps(rng, lengths);
+    const auto a = encode<Space, Real>(steps, runs, 256, 64, hpt::RunLayout::ThreadPerRun);
+    const auto b = encode<Space, Real>(steps, runs, 256, 64, hpt::RunLayout::SeriesPerThread);
+    for (int r = 0; r < runs; ++r) {
+      for (int f = 0; f < hpt::kFeatures; ++f)
+        ASSERT_EQ(a.raw(r, f), b.raw(r, f)) << runs << " runs, run " << r << " feature " << f;
+      ASSERT_EQ(a.states(r).count, b.states(r).count) << r;
+      ASSERT_EQ(a.states(r).ema64, b.states(r).ema64) << r;
+      ASSERT_EQ(a.states(r).std32, b.states(r).std32) << r;
+      for (int k = 0; k < hpt::kLossWindow; ++k)
+        ASSERT_EQ(a.states(r).window[k], b.states(r).window[k]) << r << " window " << k;
+    }
+  }
 }
 
 TYPED_TEST(EncodeRich, LargeHistoryUsesLevelOneScratch) {
