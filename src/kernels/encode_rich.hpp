@@ -524,12 +524,14 @@ struct RichWorkspace {
   }
 };
 
-// Runs per team of encode_features_per_tile: a warp computes one feature of 32 runs.
+// Runs per team of encode_features_per_tile.
 constexpr int kTileRuns = 32;
 
-// The features and loss states of every run from its statistics: a team per tile of kTileRuns runs;
-// its threads compute the tile's features into team scratch, a warp one feature at a time (one
-// branch of raw_feature), then write the tile's rows of x, which are contiguous, in order.
+// The features and loss states of every run from its statistics: a team per tile of kTileRuns
+// runs, a thread per run. The thread loads its run's statistics at once (one batch of independent
+// loads), computes the 64 features in a loop the compiler unrolls (each branch of raw_feature
+// resolved at compile time) into team scratch, and the team writes the tile's rows of x, which are
+// contiguous, in order.
 template <class Space, class Real>
 HPT_LAUNCHER void encode_features_per_tile(
     const Space& space, const TelemetryHistory<Real, typename Space::memory_space>& h,
@@ -541,34 +543,33 @@ HPT_LAUNCHER void encode_features_per_tile(
   using Member = typename Policy::member_type;
   using Tile = Kokkos::View<Real**, Kokkos::LayoutRight, typename Space::scratch_memory_space,
                             Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  constexpr int kStride = kFeatures + 1;  // odd: a warp's column of the tile hits every bank once
+  constexpr int kStride = kFeatures + 1;  // odd: the threads' rows start in distinct banks
   constexpr bool host =
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible;
   const bool write_raw = x.extent(0) > 0, write_states = st.extent(0) > 0;
   const int runs = h.runs(), tiles = (runs + kTileRuns - 1) / kTileRuns;
-  Policy policy = host ? Policy(space, tiles, Kokkos::AUTO) : Policy(space, tiles, 4 * kTileRuns);
+  Policy policy = host ? Policy(space, tiles, Kokkos::AUTO) : Policy(space, tiles, kTileRuns);
   policy.set_scratch_size(0, Kokkos::PerTeam(Tile::shmem_size(kTileRuns, kStride)));
   Kokkos::parallel_for(
       "hpt::encode_rich_features", policy, KOKKOS_LAMBDA(const Member& team) {
         const int r0 = team.league_rank() * kTileRuns;
         const int nr = runs - r0 < kTileRuns ? runs - r0 : kTileRuns;
-        if (write_raw) {
-          const Tile tile(team.team_scratch(0), kTileRuns, kStride);
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kTileRuns * kFeatures), [&](int k) {
-            const int j = k % kTileRuns, f = k / kTileRuns, r = r0 + j;
-            if (j < nr)
-              tile(j, f) = finite_or_zero<Real>(raw_feature(f, stats(r), &h.scalars(r, 0)));
-          });
-          team.team_barrier();
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nr * kFeatures), [&](int k) {
-            x(r0 + k / kFeatures, k % kFeatures) = tile(k / kFeatures, k % kFeatures);
-          });
-        }
-        if (write_states) {
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nr), [&](int j) {
-            fill_loss_state(stats(r0 + j), &tails(r0 + j, 0), st(r0 + j));
-          });
-        }
+        const Tile tile(team.team_scratch(0), kTileRuns, kStride);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nr), [&](int j) {
+          const RichStats s = stats(r0 + j);
+          if (write_raw) {
+            double scalars[telemetry::kScalarCount];
+            for (int c = 0; c < telemetry::kScalarCount; ++c) scalars[c] = h.scalars(r0 + j, c);
+            for (int f = 0; f < kFeatures; ++f)
+              tile(j, f) = finite_or_zero<Real>(raw_feature(f, s, scalars));
+          }
+          if (write_states) fill_loss_state(s, &tails(r0 + j, 0), st(r0 + j));
+        });
+        if (!write_raw) return;
+        team.team_barrier();
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nr * kFeatures), [&](int k) {
+          x(r0 + k / kFeatures, k % kFeatures) = tile(k / kFeatures, k % kFeatures);
+        });
       });
 }
 
@@ -585,10 +586,9 @@ HPT_LAUNCHER void encode_series_per_thread(
   workspace.fit(runs);
   const auto stats = workspace.stats;
   const auto tails = workspace.tails;
-  // At most 64 registers a thread (half the multiprocessor's threads resident), not spilling.
-  using Bounded = Kokkos::RangePolicy<Space, Kokkos::LaunchBounds<128, 8>>;
   Kokkos::parallel_for(
-      "hpt::encode_rich_walks", Bounded(space, 0, std::size_t(kWalks) * std::size_t(runs)),
+      "hpt::encode_rich_walks",
+      Kokkos::RangePolicy<Space>(space, 0, std::size_t(kWalks) * std::size_t(runs)),
       KOKKOS_LAMBDA(std::size_t i) {
         const int r = int(i % std::size_t(runs));
         walk(int(i / std::size_t(runs)), h, r, stats(r), &tails(r, 0));
