@@ -23,7 +23,7 @@ void Encoder::check_shapes(const History& history, const View2<real>& features) 
 
 void Encoder::extract_loss_state(const History& history,
                                  const View1<LossState<real>>& states) const {
-  hpt::extract_loss_state(ExecSpace(), history, states);
+  hpt::extract_loss_state(ExecSpace(), history, states, EncodeLaunch{}, &workspace());
 }
 
 View1<real> Encoder::normalizer_mean(int run) const {

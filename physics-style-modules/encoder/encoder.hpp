@@ -9,6 +9,7 @@
 #include "core/types.hpp"
 #include "kernels/feature_normalizer.hpp"
 #include "kernels/loss_state.hpp"
+#include "kernels/rich_workspace.hpp"
 #include "kernels/telemetry_history.hpp"
 
 namespace hpt {
@@ -54,8 +55,12 @@ class Encoder {
   Encoder(int loss_capacity, int other_capacity, double clamp);
   // Throws InternalError unless features is (history.runs(), kFeatures).
   static void check_shapes(const History& history, const View2<real>& features);
+  // Kept across calls for the rich kernel's series-per-thread layout (many runs on a GPU); mutable
+  // because extract_loss_state, which uses it too, is const.
+  rich::RichWorkspace<MemSpace>& workspace() const { return workspace_; }
 
  private:
+  mutable rich::RichWorkspace<MemSpace> workspace_;
   int loss_capacity_;
   int other_capacity_;
   double clamp_;

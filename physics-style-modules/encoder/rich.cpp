@@ -18,14 +18,14 @@ void RichEncoder::prepare(int runs) {
   normalizer_ = create_normalizer<real, MemSpace>(runs, kFeatures, clamp());
   raw_ = View2<real>("hpt::rich_raw_features", runs, kFeatures);
   if (resolve_layout<ExecSpace>(RunLayout::Auto, runs) == RunLayout::SeriesPerThread)
-    workspace_.fit(runs);
+    workspace().fit(runs);
 }
 
 void RichEncoder::encode(const History& history, const View2<real>& features) {
   check_shapes(history, features);
   if (normalizer_.runs() != history.runs()) prepare(history.runs());
   const ExecSpace space;
-  encode_rich(space, history, raw_, EncodeLaunch{}, &workspace_);
+  encode_rich(space, history, raw_, EncodeLaunch{}, &workspace());
   normalize(space, normalizer_, history, raw_, features);
 }
 

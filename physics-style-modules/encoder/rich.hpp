@@ -1,7 +1,6 @@
 #pragma once
 // Style `rich` (docs/method.md#rich-encoder): the 64 features of rich_features.hpp through the
 // running z-score normaliser (Welford, clamped, frozen during Predict).
-#include "kernels/encode_rich.hpp"
 #include "physics-style-modules/encoder/encoder.hpp"
 
 namespace hpt {
@@ -30,7 +29,6 @@ class RichEncoder : public Encoder {
  private:
   Normalizer normalizer_;
   View2<real> raw_;
-  rich::RichWorkspace<MemSpace> workspace_;  // kept across encodes (series-per-thread layout)
 };
 
 }  // namespace hpt

@@ -33,6 +33,7 @@
 #include "kernels/rich_features.hpp"
 #include "kernels/rich_series_walk.hpp"
 #include "kernels/rich_stats.hpp"
+#include "kernels/rich_workspace.hpp"
 #include "kernels/telemetry_history.hpp"
 
 namespace hpt {
@@ -506,23 +507,6 @@ HPT_LAUNCHER void encode_thread_per_run(
         if (write_states) fill_loss_state(s, tail, st(r));
       });
 }
-
-// Scratch of the series-per-thread layout between its walks and its features: each run's
-// statistics and loss tail. A caller that encodes repeatedly keeps one (allocating it takes about
-// as long as encoding 65536 runs on a GPU).
-template <class Mem>
-struct RichWorkspace {
-  View1<RichStats, Mem> stats;
-  View2<double, Mem> tails;
-
-  void fit(int runs) {
-    if (int(stats.extent(0)) == runs) return;
-    stats = View1<RichStats, Mem>(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "hpt::rich_stats"), runs);
-    tails = View2<double, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "hpt::rich_tails"),
-                               runs, kLossWindow);
-  }
-};
 
 // Runs per team of encode_features_per_tile.
 constexpr int kTileRuns = 32;
