@@ -54,66 +54,93 @@ struct ChronologicalRing {
   }
 };
 
-// The loss fields of s, in one pass oldest to newest. `tail` receives the newest
-// min(kLossWindow, n) log losses, oldest first.
-template <class Real, class Mem>
-KOKKOS_INLINE_FUNCTION void walk_loss(const TelemetryHistory<Real, Mem>& h, int r, RichStats& s,
-                                      double* tail) {
-  const ChronologicalRing<Real, Mem> loss(h, r, telemetry::kLossSeries);
-  const int n = s.n = loss.count;
-  const double shift = n > 0 ? safe_log(loss(n - 1), kLossFloor) : 0.0;
-  WindowMoments m8(window(8, n)), m32(window(32, n)), m128(window(128, n));
-  double inc = 0, absd = 0, prev = 0.0;
-  double e4 = 0, e16 = 0, e64 = 0, best = reduce::infinity(), lo = reduce::infinity();
-  double hi = -reduce::infinity();
-  const int tail_real = window(kLossWindow, n);
-  for_each_prefetched(0, n, loss, [&](int i, double raw) {
-    const double l = safe_log(raw, kLossFloor);
-    const int age = n - 1 - i;
+// The loss walk's accumulators. enter<Windows> takes the entry i of age `age` and log loss l for
+// an entry inside the newest `Windows` of the windows 128, 32 and 8 (0: older than all three), so
+// each of the walk's four stretches of age updates only what applies to it, without a test.
+struct LossWalk {
+  double shift;  // the newest log loss
+  WindowMoments m8, m32, m128;
+  double inc = 0.0, absd = 0.0, prev = 0.0, first = 0.0, newest_but_one = 0.0;
+  double e4 = 0.0, e16 = 0.0, e64 = 0.0;
+  double best = reduce::infinity(), lo = reduce::infinity(), hi = -reduce::infinity();
+
+  KOKKOS_INLINE_FUNCTION LossWalk(double newest, int n)
+      : shift(newest), m8(window(8, n)), m32(window(32, n)), m128(window(128, n)) {}
+
+  // `tail` gets the newest m8.w log losses, oldest first.
+  template <int Windows>
+  KOKKOS_INLINE_FUNCTION void enter(int i, int age, double l, double* tail) {
     if (i == 0) {
       e4 = e16 = e64 = l;
-      s.lfirst = l;
+      first = l;
     } else {
       e4 += (l - e4) / 4.0;
       e16 += (l - e16) / 16.0;
       e64 += (l - e64) / 64.0;
-      if (age < 32) {
+      if constexpr (Windows >= 2) {
         inc += l > prev ? 1.0 : 0.0;
         absd += math::fabs(l - prev);
       }
     }
-    m8.add(age, l - shift);
-    m32.add(age, l - shift);
-    if (age < 128) {
-      m128.add(age, l - shift);
+    if (l < best) best = l;
+    if constexpr (Windows >= 1) {
+      m128.add_inside(age, l - shift);
       if (l < lo) lo = l;
       if (l > hi) hi = l;
     }
-    if (l < best) best = l;
-    if (age < tail_real) tail[tail_real - 1 - age] = l;
-    if (age == 1) s.lprev = l;
+    if constexpr (Windows >= 2) m32.add_inside(age, l - shift);
+    if constexpr (Windows >= 3) {
+      m8.add_inside(age, l - shift);
+      tail[m8.w - 1 - age] = l;
+      if (age == 1) newest_but_one = l;
+    }
     prev = l;
+  }
+};
+
+// The loss fields of s, in one pass oldest to newest (in four stretches of age: older than 128,
+// then inside 128, 32 and 8). `tail` receives the newest min(kLossWindow, n) log losses, oldest
+// first.
+template <class Real, class Mem>
+KOKKOS_INLINE_FUNCTION void walk_loss(const TelemetryHistory<Real, Mem>& h, int r, RichStats& s,
+                                      double* tail) {
+  static_assert(kLossWindow == 8, "the loss tail is the newest window of 8");
+  const ChronologicalRing<Real, Mem> loss(h, r, telemetry::kLossSeries);
+  const int n = s.n = loss.count;
+  LossWalk a(n > 0 ? safe_log(loss(n - 1), kLossFloor) : 0.0, n);
+  const int from128 = n - a.m128.w, from32 = n - a.m32.w, from8 = n - a.m8.w;
+  for_each_prefetched(0, from128, loss, [&](int i, double raw) {
+    a.enter<0>(i, n - 1 - i, safe_log(raw, kLossFloor), tail);
   });
-  s.lt = n > 0 ? prev : 0.0;
-  if (n < 2) s.lprev = s.lt;
-  if (n == 0) s.lfirst = 0.0;
-  s.mean8 = m8.mean(shift);
-  s.mean32 = m32.mean(shift);
-  s.mean128 = m128.mean(shift);
-  s.std8 = m8.std_dev();
-  s.std32 = m32.std_dev();
-  s.std128 = m128.std_dev();
-  s.slope8 = m8.least_squares_slope();
-  s.slope32 = m32.least_squares_slope();
-  s.slope128 = m128.least_squares_slope();
-  s.ema4 = e4;
-  s.ema16 = e16;
-  s.ema64 = e64;
-  s.best = n > 0 ? best : 0.0;
-  s.min128 = n > 0 ? lo : 0.0;
-  s.max128 = n > 0 ? hi : 0.0;
-  s.inc_frac32 = ratio(inc, window(32, n - 1));
-  s.abs_delta32 = ratio(absd, window(32, n - 1));
+  for_each_prefetched(from128, from32, loss, [&](int i, double raw) {
+    a.enter<1>(i, n - 1 - i, safe_log(raw, kLossFloor), tail);
+  });
+  for_each_prefetched(from32, from8, loss, [&](int i, double raw) {
+    a.enter<2>(i, n - 1 - i, safe_log(raw, kLossFloor), tail);
+  });
+  for_each_prefetched(from8, n, loss, [&](int i, double raw) {
+    a.enter<3>(i, n - 1 - i, safe_log(raw, kLossFloor), tail);
+  });
+  s.lt = n > 0 ? a.prev : 0.0;
+  s.lprev = n < 2 ? s.lt : a.newest_but_one;
+  s.lfirst = n > 0 ? a.first : 0.0;
+  s.mean8 = a.m8.mean(a.shift);
+  s.mean32 = a.m32.mean(a.shift);
+  s.mean128 = a.m128.mean(a.shift);
+  s.std8 = a.m8.std_dev();
+  s.std32 = a.m32.std_dev();
+  s.std128 = a.m128.std_dev();
+  s.slope8 = a.m8.least_squares_slope();
+  s.slope32 = a.m32.least_squares_slope();
+  s.slope128 = a.m128.least_squares_slope();
+  s.ema4 = a.e4;
+  s.ema16 = a.e16;
+  s.ema64 = a.e64;
+  s.best = n > 0 ? a.best : 0.0;
+  s.min128 = n > 0 ? a.lo : 0.0;
+  s.max128 = n > 0 ? a.hi : 0.0;
+  s.inc_frac32 = ratio(a.inc, window(32, n - 1));
+  s.abs_delta32 = ratio(a.absd, window(32, n - 1));
 }
 
 // The gradient-norm fields of s: the EMA and the increases over everything, the log-norm windows

@@ -62,7 +62,10 @@ struct WindowMoments {
 
   KOKKOS_INLINE_FUNCTION explicit WindowMoments(int entries) : w(entries) {}
   KOKKOS_INLINE_FUNCTION void add(int age, double d) {
-    if (age >= w) return;
+    if (age < w) add_inside(age, d);
+  }
+  // add for an entry known to be inside the window (age < w).
+  KOKKOS_INLINE_FUNCTION void add_inside(int age, double d) {
     s1 += d;
     s2 += d * d;
     p += centred_x(age, w) * d;
