@@ -1,14 +1,14 @@
 #pragma once
 // `encoder = rich` (docs/method.md#rich-encoder): the 64 raw features of rich_features.hpp, before
 // the z-score normaliser, and the per-run LossState that the rollout continues (loss_state.hpp).
-// One kernel over the runs, in one of three layouts (RunLayout, telemetry_history.hpp):
+// Kernels over the runs, in one of three layouts (RunLayout, run_layout.hpp):
 //  * team per run: the team copies the run's rings once into team scratch (oldest first, logs
 //    taken once), two fused team reductions give every window statistic (sums/min/max, then
 //    squared deviations and slope numerators), and the team writes the 64 features;
 //  * thread per run: one thread walks every ring, one pass each (rich_series_walk.hpp);
 //  * series per thread: each thread one series walk of one run (the same walks, so the same bits
-//    as thread per run); the statistics meet in a workspace, then a thread per run writes the
-//    features.
+//    as thread per run); the statistics meet in a workspace (rich_workspace.hpp), then a second
+//    kernel, a team per 32 runs, writes the features.
 // All arithmetic is in double; the features are cast to Real at the end.
 //
 // Conventions (the enum comments of rich_features.hpp are the spec):

@@ -8,8 +8,8 @@ namespace hpt {
 // together (low latency for a few runs, e.g. R = 1 in training). ThreadPerRun: each thread walks
 // one run's history alone (throughput for thousands of runs: no barriers, no reductions, every
 // thread busy). SeriesPerThread: each thread walks one series of one run (four times the threads of
-// ThreadPerRun, fewer registers each), then a thread per run writes the features. Auto: by backend
-// and number of runs (resolve_layout, telemetry_history.hpp).
+// ThreadPerRun, fewer registers each), then a team per 32 runs writes the features. Auto: by
+// backend and number of runs (resolve_layout, telemetry_history.hpp).
 enum class RunLayout { Auto, TeamPerRun, ThreadPerRun, SeriesPerThread };
 
 struct EncodeLaunch {
