@@ -24,7 +24,6 @@
 #include "kernels/encode_rich.hpp"
 #include "kernels/gru_step.hpp"
 #include "physics-style-modules/encoder/register.hpp"
-#include "physics-style-modules/encoder/rich.hpp"
 
 namespace hpt::app {
 
@@ -39,9 +38,11 @@ void declare_bench_options(OptionSchema& s) {
   s.add_int("bench.encoder_history", 256, "history length of every encoded run", 1, 1 << 20);
   s.add_string("bench.encoder_styles", "rich,prototype",
                "encoder styles to time, in this order (comma-separated)");
-  s.add_string("bench.encoder_layouts", "",
-               "layouts of runs on threads timed for the rich encoder's feature kernel alone, "
-               "without the normaliser: auto, team, thread, series (comma-separated; empty: none)");
+  s.add_string(
+      "bench.encoder_layouts", "",
+      "layouts of runs on threads timed for the rich encoder's feature kernel alone, "
+      "without the normaliser: auto (the encoder's choice at each R), team, thread, series "
+      "(comma-separated; empty: none)");
   s.add_int("bench.warmup", 2, "untimed runs before timing", 0, 1000);
   s.add_int("bench.repeat", 5, "timed runs; median and min are reported", 1, 100000);
   s.add_int("bench.reference_scenarios", 2,
@@ -223,57 +224,69 @@ void bench_rollout_sizes(const Config& c, const BenchSettings& b, std::vector<Ro
   }
 }
 
-// One encoder style on R runs with histories of `history_len` steps.
-Row bench_encoder(const Config& c, const Registry<Encoder>& encoders, const std::string& style,
-                  long R, double copy_gbs, const BenchSettings& b) {
-  const int history_len = int(c.get_int("bench.encoder_history"));
+// The configuration of one encoder style at the bench's history length.
+Config encoder_config(const Config& c, const std::string& style) {
   Config ec = c;
   ec.set("encoder.style", style, "bench");
-  ec.set("encoder.loss_history", std::to_string(history_len), "bench");
-  auto encoder = encoders.create(style, ec);
-  auto history = encoder->create_history(int(R));
-  const auto host = fill_random_history(history, history_len, b.ref_scenarios, b.seed);
-  View2<real> features("hpt::bench_features", R, kFeatures);
+  ec.set("encoder.loss_history", std::to_string(c.get_int("bench.encoder_history")), "bench");
+  return ec;
+}
+
+// The row of one encoder timing: `bytes` moved per launch over R runs.
+Row encoder_row(const std::string& kernel, long R, int history_len, const Timing& t,
+                std::size_t bytes, double copy_gbs, double max_deviation) {
   Row r;
-  r.kernel = "encode_" + style;
+  r.kernel = kernel;
   r.size = "R=" + std::to_string(R);
   r.R = R;
   r.Y = history_len;
-  r.t = time_kernel([&] { encoder->encode(history, features); }, b.warmup, b.repeat);
-  r.us_per_step = r.t.median * 1e6 / double(R);  // us per encoded run
-  r.gbs = double(encoder->bytes_per_encode(int(R))) / r.t.median / 1e9;
+  r.t = t;
+  r.us_per_step = t.median * 1e6 / double(R);  // us per encoded run
+  r.gbs = double(bytes) / t.median / 1e9;
   r.bw_fraction = r.gbs / copy_gbs;
-  r.max_deviation = encoder_reference_deviation(style, history, host);
+  r.max_deviation = max_deviation;
   return r;
 }
 
-// The rich encoder's feature kernel alone (no normaliser) on R runs, in one layout.
-Row bench_rich_layout(const Config& c, const RunLayout layout, long R, double copy_gbs,
-                      const BenchSettings& b) {
+// One encoder style on R runs with histories of bench.encoder_history steps.
+Row bench_encoder(const Config& c, const Registry<Encoder>& encoders, const std::string& style,
+                  long R, double copy_gbs, const BenchSettings& b) {
   const int history_len = int(c.get_int("bench.encoder_history"));
-  Config ec = c;
-  ec.set("encoder.loss_history", std::to_string(history_len), "bench");
-  const RichEncoder encoder(ec);
-  auto history = encoder.create_history(int(R));
+  auto encoder = encoders.create(style, encoder_config(c, style));
+  auto history = encoder->create_history(int(R));
+  const auto host = fill_random_history(history, history_len, b.ref_scenarios, b.seed);
+  View2<real> features("hpt::bench_features", R, kFeatures);
+  const Timing t = time_kernel([&] { encoder->encode(history, features); }, b.warmup, b.repeat);
+  return encoder_row("encode_" + style, R, history_len, t, encoder->bytes_per_encode(int(R)),
+                     copy_gbs, encoder_reference_deviation(style, history, host));
+}
+
+// The rich encoder's feature kernel alone (no normaliser) on R runs, in one layout (not Auto).
+Row bench_rich_layout(const Config& c, const Registry<Encoder>& encoders, const RunLayout layout,
+                      long R, double copy_gbs, const BenchSettings& b) {
+  const int history_len = int(c.get_int("bench.encoder_history"));
+  auto history = encoders.create("rich", encoder_config(c, "rich"))->create_history(int(R));
   const auto host = fill_random_history(history, history_len, b.ref_scenarios, b.seed);
   View2<real> raw("hpt::bench_raw_features", R, kFeatures);
   const EncodeLaunch launch{layout, 0};
   rich::RichWorkspace<MemSpace> workspace;  // allocated once, as the encoder keeps it
   workspace.fit(int(R));
-  Row r;
-  r.kernel = "encode_rich_raw/" + encoder_layout_name(layout);
-  r.size = "R=" + std::to_string(R);
-  r.R = R;
-  r.Y = history_len;
-  r.t = time_kernel([&] { encode_rich(ExecSpace(), history, raw, launch, &workspace); }, b.warmup,
-                    b.repeat);
-  r.us_per_step = r.t.median * 1e6 / double(R);
-  r.gbs = double(encode_rich_bytes(std::size_t(R), std::size_t(history.loss_capacity()),
-                                   std::size_t(history.other_capacity()), sizeof(real))) /
-          r.t.median / 1e9;
-  r.bw_fraction = r.gbs / copy_gbs;
-  r.max_deviation = encoder_reference_deviation("rich", history, host, launch);
-  return r;
+  const Timing t = time_kernel([&] { encode_rich(ExecSpace(), history, raw, launch, &workspace); },
+                               b.warmup, b.repeat);
+  const std::size_t bytes = encode_rich_bytes(std::size_t(R), std::size_t(history.loss_capacity()),
+                                              std::size_t(history.other_capacity()), sizeof(real));
+  return encoder_row("encode_rich_raw/" + encoder_layout_name(layout), R, history_len, t, bytes,
+                     copy_gbs, encoder_reference_deviation("rich", history, host, launch));
+}
+
+// The layouts of bench.encoder_layouts at R runs, auto resolved, each once.
+std::vector<RunLayout> layouts_for_runs(const std::vector<RunLayout>& wanted, long R) {
+  std::vector<RunLayout> out;
+  for (const RunLayout w : wanted) {
+    const RunLayout layout = resolve_layout<ExecSpace>(w, int(R));
+    if (std::find(out.begin(), out.end(), layout) == out.end()) out.push_back(layout);
+  }
+  return out;
 }
 
 void bench_encoders(const Config& c, const BenchSettings& b, double copy_gbs,
@@ -291,8 +304,9 @@ void bench_encoders(const Config& c, const BenchSettings& b, double copy_gbs,
   }
   const auto layouts =
       parse_encoder_layouts(c.get_string("bench.encoder_layouts"), "bench.encoder_layouts");
-  for (const RunLayout layout : layouts)
-    for (const long R : runs) rows.push_back(bench_rich_layout(c, layout, R, copy_gbs, b));
+  for (const long R : runs)
+    for (const RunLayout layout : layouts_for_runs(layouts, R))
+      rows.push_back(bench_rich_layout(c, encoders, layout, R, copy_gbs, b));
 }
 
 io::TextTable bench_table(const std::vector<Row>& rows) {

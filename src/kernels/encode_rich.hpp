@@ -487,6 +487,17 @@ KOKKOS_INLINE_FUNCTION void fill_loss_state(const RichStats& s, const double* ta
     o.window[k] = k >= empty ? finite_or_zero<Real>(tail[k - empty]) : Real(0);
 }
 
+// The 64 raw features of run r from its statistics into row(0..63): the run's scalar row copied
+// first, the loop unrolled by the compiler (each branch of raw_feature resolved at compile time).
+template <class Real, class Mem, class Row>
+KOKKOS_INLINE_FUNCTION void write_raw_features(const RichStats& s,
+                                               const TelemetryHistory<Real, Mem>& h, const int r,
+                                               const Row& row) {
+  double scalars[telemetry::kScalarCount];
+  for (int c = 0; c < telemetry::kScalarCount; ++c) scalars[c] = h.scalars(r, c);
+  for (int f = 0; f < kFeatures; ++f) row(f) = finite_or_zero<Real>(raw_feature(f, s, scalars));
+}
+
 template <class Space, class Real>
 HPT_LAUNCHER void encode_thread_per_run(
     const Space& space, const TelemetryHistory<Real, typename Space::memory_space>& h,
@@ -498,12 +509,7 @@ HPT_LAUNCHER void encode_thread_per_run(
       KOKKOS_LAMBDA(int r) {
         double tail[kLossWindow];
         const RichStats s = thread_rich_stats(h, r, tail);
-        if (write_raw) {
-          double scalars[telemetry::kScalarCount];
-          for (int c = 0; c < telemetry::kScalarCount; ++c) scalars[c] = h.scalars(r, c);
-          for (int f = 0; f < kFeatures; ++f)
-            x(r, f) = finite_or_zero<Real>(raw_feature(f, s, scalars));
-        }
+        if (write_raw) write_raw_features(s, h, r, [&](int f) -> Real& { return x(r, f); });
         if (write_states) fill_loss_state(s, tail, st(r));
       });
 }
@@ -513,9 +519,8 @@ constexpr int kTileRuns = 32;
 
 // The features and loss states of every run from its statistics: a team per tile of kTileRuns
 // runs, a thread per run. The thread loads its run's statistics at once (one batch of independent
-// loads), computes the 64 features in a loop the compiler unrolls (each branch of raw_feature
-// resolved at compile time) into team scratch, and the team writes the tile's rows of x, which are
-// contiguous, in order.
+// loads) and writes its features into team scratch; the team then writes the tile's rows of x,
+// which are contiguous, in order.
 template <class Space, class Real>
 HPT_LAUNCHER void encode_features_per_tile(
     const Space& space, const TelemetryHistory<Real, typename Space::memory_space>& h,
@@ -541,12 +546,8 @@ HPT_LAUNCHER void encode_features_per_tile(
         const Tile tile(team.team_scratch(0), kTileRuns, kStride);
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nr), [&](int j) {
           const RichStats s = stats(r0 + j);
-          if (write_raw) {
-            double scalars[telemetry::kScalarCount];
-            for (int c = 0; c < telemetry::kScalarCount; ++c) scalars[c] = h.scalars(r0 + j, c);
-            for (int f = 0; f < kFeatures; ++f)
-              tile(j, f) = finite_or_zero<Real>(raw_feature(f, s, scalars));
-          }
+          if (write_raw)
+            write_raw_features(s, h, r0 + j, [&](int f) -> Real& { return tile(j, f); });
           if (write_states) fill_loss_state(s, &tails(r0 + j, 0), st(r0 + j));
         });
         if (!write_raw) return;

@@ -161,8 +161,8 @@ KOKKOS_INLINE_FUNCTION void walk_gradient(const TelemetryHistory<Real, Mem>& h, 
     if (age < 32) {
       const double lg = safe_log(g, kTiny);
       m8.add(age, lg - lg_t);
-      m32.add(age, lg - lg_t);
-      linear32.add(age, g - g_t);
+      m32.add_inside(age, lg - lg_t);
+      linear32.add_inside(age, g - g_t);
       if (lg < gmin) gmin = lg;
       if (lg > gmax) gmax = lg;
       if (i >= 1) ginc += g > gprev ? 1.0 : 0.0;
@@ -195,7 +195,7 @@ KOKKOS_INLINE_FUNCTION void walk_update(const TelemetryHistory<Real, Mem>& h, in
   for_each_prefetched(0, nu, update, [&](int i, double u) {
     ue16 = i == 0 ? u : ue16 + (u - ue16) / 16.0;
     const int age = nu - 1 - i;
-    if (age < 8) m8.add(age, safe_log(u, kTiny) - lu_t);
+    if (age < 8) m8.add_inside(age, safe_log(u, kTiny) - lu_t);
   });
   s.lu_t = lu_t;
   s.uslope8 = m8.least_squares_slope();
@@ -224,8 +224,9 @@ KOKKOS_INLINE_FUNCTION void walk_cosine_and_weight(const TelemetryHistory<Real, 
   const int nw = s.nw = weight.count;
   const double lw_t = nw > 0 ? safe_log(weight(nw - 1), kTiny) : 0.0;
   WindowMoments m32(window(32, nw));
-  for_each_prefetched(nw - m32.w, nw, weight,
-                      [&](int i, double w) { m32.add(nw - 1 - i, safe_log(w, kTiny) - lw_t); });
+  for_each_prefetched(nw - m32.w, nw, weight, [&](int i, double w) {
+    m32.add_inside(nw - 1 - i, safe_log(w, kTiny) - lw_t);
+  });
   s.lw_t = lw_t;
   s.wslope32 = m32.least_squares_slope();
 }

@@ -76,6 +76,8 @@ refused("rollout.save_model is a folder", quick, small_rollout + [f"rollout.save
 refused("bench into an unwritable folder", bench, ["bench.sizes=small"], ["output.dir", "/proc"], "/proc/hpt-b")
 refused("bench with an unknown rollout kernel", bench, ["bench.rollout_kernels=auto,fastest"],
         ["bench.rollout_kernels", "fastest", "gemm"], out("b2"))
+refused("bench with an unknown encoder layout", bench, ["bench.encoder_layouts=thread,diagonal"],
+        ["bench.encoder_layouts", "diagonal", "series"], out("b3"))
 blocker = os.path.join(a.work, "a_file")
 open(blocker, "w").close()
 refused("output.dir below a file", xor, [], ["output.dir", "a_file", "not a folder"], blocker + "/sub")

@@ -77,18 +77,22 @@ if os.path.exists(csv):
     hptest.check(header_ok(os.path.join(out, "bench-cpu.h5"), "bench"), "bench-cpu.h5 has the hpt attributes")
 
 # bench with every rollout kernel named at one size: each that can run it is timed once (auto is
-# tiled-1 there), each agrees with the host reference; the persistent one cannot run on a CPU.
+# tiled-1 there), each agrees with the host reference; the persistent one cannot run on a CPU. The
+# same for the rich encoder's layouts at two run counts, one of them a partial tile of 32.
 r = hptest.run(a.hpt, inp("bench-cpu.ini"), f"output.dir={out}", "output.name=kernels", "bench.sizes=small",
-               "bench.rollout_kernels=auto,tiled-1,team-per-path,gemm,persistent", "bench.encoder_runs=1",
-               "bench.encoder_styles=rich", "bench.repeat=1", "bench.warmup=0", "bench.copy_mb=8")
+               "bench.rollout_kernels=auto,tiled-1,team-per-path,gemm,persistent", "bench.encoder_runs=1,40",
+               "bench.encoder_styles=rich", "bench.encoder_layouts=auto,thread,series,team",
+               "bench.repeat=1", "bench.warmup=0", "bench.copy_mb=8")
 hptest.check(r.returncode == 0, "bench with bench.rollout_kernels runs", r.stderr[-600:])
 csv = os.path.join(out, "kernels.csv")
 if os.path.exists(csv):
     rows = [x.split(",") for x in open(csv).read().strip().splitlines()]
     kcol, dcol = rows[0].index("kernel"), rows[0].index("max_deviation")
     kernels = [x[kcol] for x in rows[1:]]
-    hptest.check(kernels == ["rollout/tiled-1", "rollout/team-per-path", "rollout/gemm", "gru_step", "encode_rich"],
-                 f"one row per kernel that can run the size, auto not repeated ({kernels})")
+    layouts = [f"encode_rich_raw/{l}" for l in ("thread", "series", "team")]  # auto is thread on a CPU
+    hptest.check(kernels == ["rollout/tiled-1", "rollout/team-per-path", "rollout/gemm", "gru_step", "encode_rich",
+                             "encode_rich"] + layouts + layouts,
+                 f"one row per kernel that can run the size and per encoder layout and R, auto not repeated ({kernels})")
     devs = [float(x[dcol]) for x in rows[1:]]
     hptest.check(all(0 <= d < 1e-3 for d in devs), f"every kernel agrees with the host reference: {devs}")
 hptest.check("rollout/persistent cannot run size small" in r.stdout, "the persistent kernel is skipped with a note",
