@@ -36,9 +36,19 @@ const char* const kLevelFeatureNames[kLevelFeatures] = {"bias",
                                                         "above_recent100",
                                                         "above_recent200",
                                                         "trend_log_step_all",
-                                                        "trend_log_step_quarter"};
+                                                        "trend_log_step_quarter",
+                                                        "trend50_persistent",
+                                                        "trend_log_step_persistent",
+                                                        "trend_log_step_all_persistent",
+                                                        "loglin_change",
+                                                        "loglin_change_x_skill50",
+                                                        "loglin_change_x_skill200"};
 
 namespace {
+
+constexpr double kLoglinChangeCap = 1.0;  // log units
+
+double sq(double x) { return x * x; }
 
 // Log of the mean loss over entries [lo, hi) (hi > lo).
 double log_mean(const std::vector<double>& loss, int lo, int hi) {
@@ -112,6 +122,30 @@ double lowest_recent_block(const std::vector<double>& loss, int n, int window) {
   return best;
 }
 
+// Entries with step <= s among the first n.
+int entries_through(const std::vector<long long>& steps, int n, long long s) {
+  return int(std::upper_bound(steps.begin(), steps.begin() + n, s) - steps.begin());
+}
+
+// `loglin`'s skill against `last` at forecasting the level `lag` steps ahead, backtested on the
+// run's own history from four origins lag, 5/4 lag, 6/4 lag and 7/4 lag steps before the newest
+// entry (each with at least 20 entries); 0 when none qualifies or both are exact.
+double loglin_skill(const std::vector<long long>& steps, const std::vector<double>& loss, int n,
+                    long long lag) {
+  const long long t = steps[std::size_t(n - 1)];
+  double e_last = 0, e_loglin = 0;
+  for (int j = 0; j < 4; ++j) {
+    const int at = entries_through(steps, n, t - lag - j * lag / 4);
+    if (at < 20) break;
+    const int to = entries_through(steps, n, steps[std::size_t(at - 1)] + lag);
+    const double target = forecast_last(loss, to);
+    const int h = int(steps[std::size_t(to - 1)] - steps[std::size_t(at - 1)]);
+    e_last += sq(forecast_last(loss, at) - target);
+    e_loglin += sq(forecast_loglin(steps, loss, at, h) - target);
+  }
+  return e_last + e_loglin > 0 ? e_last / (e_last + e_loglin) : 0.0;
+}
+
 }  // namespace
 
 LevelHistory level_history(const std::vector<long long>& steps, const std::vector<double>& loss,
@@ -133,6 +167,10 @@ LevelHistory level_history(const std::vector<long long>& steps, const std::vecto
   if (n >= 80) h.log_step_slope_quarter = log_step_slope(steps, loss, n - n / 4, n);
   h.noise = step_noise(loss, n, 51);
   h.noise200 = step_noise(loss, n, 201);
+  h.loglin0 = forecast_loglin(steps, loss, n, 0);
+  h.loglin_slope = forecast_loglin(steps, loss, n, 1) - h.loglin0;
+  h.skill50 = loglin_skill(steps, loss, n, 50);
+  h.skill200 = loglin_skill(steps, loss, n, 200);
   h.above_best = h.last - best_block(loss, n);
   h.above_recent50 = h.last - lowest_recent_block(loss, n, 50);
   h.above_recent100 = h.last - lowest_recent_block(loss, n, 100);
@@ -176,6 +214,13 @@ LrAhead lr_ahead(const LevelHistory& hist, const std::vector<long long>& steps,
   return a;
 }
 
+// How far a recent slope a goes on as an older one b did: a·b / max(a², b²), in [0, 1] (0 when
+// they differ in sign or both are 0; 1 when they are equal).
+double persistence(double a, double b) {
+  const double m = std::max(a * a, b * b);
+  return m > 0 ? std::max(a * b / m, 0.0) : 0.0;
+}
+
 }  // namespace
 
 LevelFeatures level_features(const LevelHistory& hist, const std::vector<long long>& steps,
@@ -187,6 +232,10 @@ LevelFeatures level_features(const LevelHistory& hist, const std::vector<long lo
   const double trend_log = hist.log_step_slope * ahead_log;
   const double d50 = hist.mean50 - hist.last, d200 = hist.mean200 - hist.last;
   const LrAhead a = lr_ahead(hist, steps, lr, h);
+  // `loglin`'s change, held within ±kLoglinChangeCap: a line through a spike extrapolates without
+  // bound, and a linear model would carry that into the forecast
+  const double loglin_change = std::clamp(hist.loglin0 + hist.loglin_slope * h - hist.last,
+                                          -kLoglinChangeCap, kLoglinChangeCap);
   LevelFeatures f;
   f.last = hist.last;
   f.x = {1.0,
@@ -218,7 +267,14 @@ LevelFeatures level_features(const LevelHistory& hist, const std::vector<long lo
          hist.above_recent100,
          hist.above_recent200,
          hist.log_step_slope_all * ahead_log,
-         hist.log_step_slope_quarter * ahead_log};
+         hist.log_step_slope_quarter * ahead_log,
+         trend50 * persistence(hist.slope50, hist.slope200),
+         trend_log * persistence(hist.log_step_slope_quarter, hist.log_step_slope),
+         hist.log_step_slope_all * ahead_log *
+             persistence(hist.log_step_slope, hist.log_step_slope_all),
+         loglin_change,
+         loglin_change * hist.skill50,
+         loglin_change * hist.skill200};
   return f;
 }
 

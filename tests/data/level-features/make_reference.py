@@ -8,7 +8,7 @@ for tests/unit/test_level_features.cpp.
 curves.csv: three seeded synthetic curves in hpt's CSV layout (run,step,loss,lr): a noisy power law
 under a cosine schedule logged every step; a curve logged every 5 steps under a warmup-stable-decay
 schedule; a plateau with a spike under a step schedule. features.csv: per (run, n, h, with_lr) the
-level `last` and the 30 features, with the history the first n entries and with_lr = 0 meaning the
+level `last` and the 36 features, with the history the first n entries and with_lr = 0 meaning the
 learning rates are withheld.
 """
 import os
@@ -20,6 +20,39 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def lmean(x):
     return float(np.log(max(np.mean(np.maximum(x, 1e-12)), 1e-12)))
+
+
+def loglin_line(steps, loss, n):
+    """(value at the newest step, slope per step) of the least-squares line of log loss over the
+    entries with step in (t - 100, t] among the first n; `last` and 0 with fewer than two."""
+    t = steps[n - 1]
+    sel = (steps[:n] > t - 100)
+    if sel.sum() < 2:
+        return lmean(loss[max(0, n - 10):n]), 0.0
+    b1, b0 = np.polyfit((steps[:n][sel] - t).astype(float), np.log(np.maximum(loss[:n][sel], 1e-12)), 1)
+    return float(b0), float(b1)
+
+
+def loglin_skill(steps, loss, n, lag):
+    """e_last² / (e_last² + e_loglin²) of forecasts lag steps ahead from four backtest origins."""
+    t = steps[n - 1]
+    e_last = e_loglin = 0.0
+    for j in range(4):
+        at = int(np.sum(steps[:n] <= t - lag - (j * lag) // 4))
+        if at < 20:
+            break
+        to = int(np.sum(steps[:n] <= steps[at - 1] + lag))
+        target = lmean(loss[max(0, to - 10):to])
+        b0, b1 = loglin_line(steps, loss, at)
+        e_last += (lmean(loss[max(0, at - 10):at]) - target) ** 2
+        e_loglin += (b0 + b1 * (steps[to - 1] - steps[at - 1]) - target) ** 2
+    return e_last / (e_last + e_loglin) if e_last + e_loglin > 0 else 0.0
+
+
+def persistence(a, b):
+    """a·b / max(a², b²), at least 0 (0 when both are 0)."""
+    m = max(a * a, b * b)
+    return max(a * b / m, 0.0) if m > 0 else 0.0
 
 
 def features(steps, loss, lr, n, h):
@@ -50,6 +83,12 @@ def features(steps, loss, lr, n, h):
     trlog = slope(n // 2) * ahead_log if n >= 40 else 0.0
     trlog_all = slope(n) * ahead_log if n >= 40 else 0.0
     trlog_quarter = slope(n // 4) * ahead_log if n >= 80 else 0.0
+    s50, s200 = tr50 / h, tr200 / h
+    sl_half = slope(n // 2) if n >= 40 else 0.0
+    sl_all = slope(n) if n >= 40 else 0.0
+    sl_quarter = slope(n // 4) if n >= 80 else 0.0
+    b0, b1 = loglin_line(steps, loss, n)
+    ll_change = min(max(b0 + b1 * h - last, -1.0), 1.0)
 
     def noise(w):
         if n <= 5:
@@ -84,7 +123,10 @@ def features(steps, loss, lr, n, h):
     f = [1.0, d50, d200, d50 * lh / 5, tr50, tr200, trlog, sd, sd * lh, last - best, anneal,
          anneal * sd * 10, change * sd, ahead, ahead * trlog, now, end, anneal * lh, known, lh / 5,
          np.log(t - s0 + 1.0) / 8, min(tr50, 0.0), min(trlog, 0.0), W(0, 20) - last, sd200,
-         above_recent(50), above_recent(100), above_recent(200), trlog_all, trlog_quarter]
+         above_recent(50), above_recent(100), above_recent(200), trlog_all, trlog_quarter,
+         tr50 * persistence(s50, s200), trlog * persistence(sl_quarter, sl_half),
+         trlog_all * persistence(sl_half, sl_all), ll_change,
+         ll_change * loglin_skill(steps, loss, n, 50), ll_change * loglin_skill(steps, loss, n, 200)]
     return last, f
 
 
@@ -113,10 +155,10 @@ def main():
             for i in range(len(s)):
                 f.write(f"\"{name}\",{s[i]},{float(loss[i])!r},{float(lr[i])!r}\n")
     with open(os.path.join(HERE, "features.csv"), "w") as f:
-        f.write("run,n,h,with_lr,last," + ",".join(f"f{j}" for j in range(30)) + "\n")
+        f.write("run,n,h,with_lr,last," + ",".join(f"f{j}" for j in range(36)) + "\n")
         for name, (s, loss, lr) in cs.items():
             # Values as the CSV holds them (repr round-trips exactly).
-            for n in (1, 6, 9, 10, 39, 40, 99, 100, 150, 399, 400, len(s)):
+            for n in (1, 6, 9, 10, 39, 40, 99, 100, 150, 250, 399, 400, len(s)):
                 if n > len(s):
                     continue
                 for h in (5, 10, 50, 200):
