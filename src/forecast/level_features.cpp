@@ -48,7 +48,9 @@ namespace {
 
 constexpr double kLoglinChangeCap = 1.0;  // log units
 
-double sq(double x) { return x * x; }
+double sq(double x) {
+  return x * x;
+}
 
 // Log of the mean loss over entries [lo, hi) (hi > lo).
 double log_mean(const std::vector<double>& loss, int lo, int hi) {
