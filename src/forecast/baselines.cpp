@@ -96,13 +96,12 @@ double forecast_last(const std::vector<double>& loss, int n) {
   return log_loss(sum / double(m));
 }
 
-double forecast_loglin(const std::vector<long long>& steps, const std::vector<double>& loss, int n,
-                       int h) {
+LogLinLine fit_loglin(const std::vector<long long>& steps, const std::vector<double>& loss, int n) {
   const long long t = steps[std::size_t(n - 1)];
   int begin = n - 1;
   while (begin > 0 && steps[std::size_t(begin - 1)] > t - kLogLinSteps) --begin;
   const int m = n - begin;
-  if (m < 2) return forecast_last(loss, n);
+  if (m < 2) return {forecast_last(loss, n), 0.0, 0.0};
   // Centred least squares (steps relative to t keep the sums well conditioned).
   double mx = 0, my = 0;
   for (int i = begin; i < n; ++i) {
@@ -117,8 +116,12 @@ double forecast_loglin(const std::vector<long long>& steps, const std::vector<do
     sxx += dx * dx;
     sxy += dx * (log_loss(loss[std::size_t(i)]) - my);
   }
-  const double slope = sxy / sxx;
-  return my + slope * (double(h) - mx);
+  return {my, mx, sxy / sxx};
+}
+
+double forecast_loglin(const std::vector<long long>& steps, const std::vector<double>& loss, int n,
+                       int h) {
+  return fit_loglin(steps, loss, n).at(double(h));
 }
 
 PowerLaw fit_power_law(const std::vector<double>& s, const std::vector<double>& L) {

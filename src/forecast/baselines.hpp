@@ -22,8 +22,16 @@ double target_log_loss(const std::vector<long long>& steps, const std::vector<do
 // `last`: log of the mean of the newest min(10, n) losses.
 double forecast_last(const std::vector<double>& loss, int n);
 
-// `loglin`: least-squares line of log loss against step over the entries with step in (t-100, t],
-// evaluated at t + h; `last` when fewer than two entries (or one distinct step) are in range.
+// `loglin`'s line: log loss at t + h = mean + slope * (h - centre), h in steps after t.
+struct LogLinLine {
+  double mean = 0, centre = 0, slope = 0;
+  double at(double h) const { return mean + slope * (h - centre); }
+};
+// The least-squares line of log loss against step over the entries with step in (t-100, t]; a flat
+// line at `last` when fewer than two entries (or one distinct step) are in range.
+LogLinLine fit_loglin(const std::vector<long long>& steps, const std::vector<double>& loss, int n);
+
+// `loglin`: fit_loglin's line evaluated at t + h.
 double forecast_loglin(const std::vector<long long>& steps, const std::vector<double>& loss, int n,
                        int h);
 

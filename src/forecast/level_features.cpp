@@ -169,8 +169,7 @@ LevelHistory level_history(const std::vector<long long>& steps, const std::vecto
   if (n >= 80) h.log_step_slope_quarter = log_step_slope(steps, loss, n - n / 4, n);
   h.noise = step_noise(loss, n, 51);
   h.noise200 = step_noise(loss, n, 201);
-  h.loglin0 = forecast_loglin(steps, loss, n, 0);
-  h.loglin_slope = forecast_loglin(steps, loss, n, 1) - h.loglin0;
+  h.loglin = fit_loglin(steps, loss, n);
   h.skill50 = loglin_skill(steps, loss, n, 50);
   h.skill200 = loglin_skill(steps, loss, n, 200);
   h.above_best = h.last - best_block(loss, n);
@@ -236,8 +235,8 @@ LevelFeatures level_features(const LevelHistory& hist, const std::vector<long lo
   const LrAhead a = lr_ahead(hist, steps, lr, h);
   // `loglin`'s change, held within ±kLoglinChangeCap: a line through a spike extrapolates without
   // bound, and a linear model would carry that into the forecast
-  const double loglin_change = std::clamp(hist.loglin0 + hist.loglin_slope * h - hist.last,
-                                          -kLoglinChangeCap, kLoglinChangeCap);
+  const double loglin_change =
+      std::clamp(hist.loglin.at(h) - hist.last, -kLoglinChangeCap, kLoglinChangeCap);
   LevelFeatures f;
   f.last = hist.last;
   f.x = {1.0,

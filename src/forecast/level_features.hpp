@@ -7,6 +7,8 @@
 #include <array>
 #include <vector>
 
+#include "forecast/baselines.hpp"
+
 namespace hpt::forecast {
 
 constexpr int kLevelFeatures = 36;
@@ -27,8 +29,7 @@ struct LevelHistory {
   // last minus the lowest mean of 10 consecutive entries (blocks counted back from the newest)
   // within the newest 50, 100 and 200 entries: how far the level sits above its recent low
   double above_recent50 = 0, above_recent100 = 0, above_recent200 = 0;
-  // `loglin`'s line at the origin (log loss at t + h = loglin0 + loglin_slope * h)
-  double loglin0 = 0, loglin_slope = 0;
+  LogLinLine loglin;  // `loglin`'s line at the origin
   // How well `loglin` would have forecast this run's own recent levels L = 50 (200) steps ahead,
   // against `last`: e_last² / (e_last² + e_loglin²) over four recent backtest origins, in [0, 1]
   double skill50 = 0, skill200 = 0;
