@@ -89,9 +89,9 @@ Curve with_plan(Curve prefix, const LiveRun& run) {
 
 namespace {
 
-// The learned forecast of `c`'s level at `end` from its first n entries.
-LevelForecast final_from(const Curve& c, int n, long long end, const LiveJudgeSettings& s) {
-  const LevelHistory hist = level_history(c.steps, c.loss, n);
+// The learned forecast of `c`'s level at `end` from `hist`, its history's features.
+LevelForecast final_from(const Curve& c, const LevelHistory& hist, long long end,
+                         const LiveJudgeSettings& s) {
   if (s.by_validation) return final_validation(c, s.final_level_model(), hist, end);
   return level_forecast_ahead(s.final_level_model(), hist, c.steps, c.lr, end - hist.t);
 }
@@ -187,10 +187,11 @@ double LiveJudge::level_at_origin(const std::vector<LiveRun>& runs, int q, long 
     LevelForecast f;
     f.mid = f.lo = f.hi = kNaN;
     if (n > 0 && c.steps[std::size_t(n - 1)] == g && n >= kMinOriginEntries &&
-        origin_entry(c, n - 1, s_.every))
-      f = final_from(with_plan(curve_upto(c, g), runs[std::size_t(q)]), n,
+        origin_entry(c, n - 1, s_.every)) {
+      const Curve upto = with_plan(curve_upto(c, g), runs[std::size_t(q)]);
+      f = final_from(upto, level_history(upto.steps, upto.loss, n),
                      ctx.end[std::size_t(ctx.group[std::size_t(q)])], s_);
-    else if (n > 0)
+    } else if (n > 0)
       f.mid = level_at(c, g, s_.by_validation);
     it = ctx.at_origin.emplace(key, f).first;
   }
@@ -252,9 +253,9 @@ void LiveJudge::forecast_now(const LiveRun& run, long long end, RunStatus& st) c
   const int n = int(run.curve.steps.size());
   if (n < kMinOriginEntries) return;
   const Curve c = with_plan(run.curve, run);
-  const LevelForecast f = final_from(c, n, end, s_);
-  st.final_q05 = f.lo, st.final_q50 = f.mid, st.final_q95 = f.hi;
   const LevelHistory hist = level_history(c.steps, c.loss, n);
+  const LevelForecast f = final_from(c, hist, end, s_);
+  st.final_q05 = f.lo, st.final_q50 = f.mid, st.final_q95 = f.hi;
   for (int k = 1; k <= kFanPoints && end > st.last_step; ++k) {
     const long long h = (end - st.last_step) * k / kFanPoints;
     const LevelForecast p = level_forecast_ahead(s_.model, hist, c.steps, c.lr, h);
