@@ -96,10 +96,11 @@ double forecast_last(const std::vector<double>& loss, int n) {
   return log_loss(sum / double(m));
 }
 
-LogLinLine fit_loglin(const std::vector<long long>& steps, const std::vector<double>& loss, int n) {
+LogLinLine fit_loglin(const std::vector<long long>& steps, const std::vector<double>& loss, int n,
+                      int window) {
   const long long t = steps[std::size_t(n - 1)];
   int begin = n - 1;
-  while (begin > 0 && steps[std::size_t(begin - 1)] > t - kLogLinSteps) --begin;
+  while (begin > 0 && steps[std::size_t(begin - 1)] > t - window) --begin;
   const int m = n - begin;
   if (m < 2) return {forecast_last(loss, n), 0.0, 0.0};
   // Centred least squares (steps relative to t keep the sums well conditioned).

@@ -27,9 +27,11 @@ struct LogLinLine {
   double mean = 0, centre = 0, slope = 0;
   double at(double h) const { return mean + slope * (h - centre); }
 };
-// The least-squares line of log loss against step over the entries with step in (t-100, t]; a flat
-// line at `last` when fewer than two entries (or one distinct step) are in range.
-LogLinLine fit_loglin(const std::vector<long long>& steps, const std::vector<double>& loss, int n);
+// The least-squares line of log loss against step over the entries with step in (t - window, t]
+// (`loglin`'s is 100 steps); a flat line at `last` when fewer than two entries (or one distinct
+// step) are in range.
+LogLinLine fit_loglin(const std::vector<long long>& steps, const std::vector<double>& loss, int n,
+                      int window = kLogLinSteps);
 
 // `loglin`: fit_loglin's line evaluated at t + h.
 double forecast_loglin(const std::vector<long long>& steps, const std::vector<double>& loss, int n,

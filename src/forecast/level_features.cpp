@@ -42,11 +42,14 @@ const char* const kLevelFeatureNames[kLevelFeatures] = {"bias",
                                                         "trend_log_step_all_persistent",
                                                         "loglin_change",
                                                         "loglin_change_x_skill50",
-                                                        "loglin_change_x_skill200"};
+                                                        "loglin_change_x_skill200",
+                                                        "loglin_change_x_skill50_x_straight",
+                                                        "loglin_change_x_skill200_x_straight"};
 
 namespace {
 
 constexpr double kLoglinChangeCap = 1.0;  // log units
+constexpr int kStraightSteps = 400;       // the longer line `straight` compares `loglin`'s with
 
 double sq(double x) {
   return x * x;
@@ -129,6 +132,13 @@ int entries_through(const std::vector<long long>& steps, int n, long long s) {
   return int(std::upper_bound(steps.begin(), steps.begin() + n, s) - steps.begin());
 }
 
+// How far a recent slope a goes on as an older one b did: a·b / max(a², b²), in [0, 1] (0 when
+// they differ in sign or both are 0; 1 when they are equal).
+double persistence(double a, double b) {
+  const double m = std::max(a * a, b * b);
+  return m > 0 ? std::max(a * b / m, 0.0) : 0.0;
+}
+
 // `loglin`'s skill against `last` at forecasting the level `lag` steps ahead, backtested on the
 // run's own history from four origins lag, 5/4 lag, 6/4 lag and 7/4 lag steps before the newest
 // entry (each with at least 20 entries); 0 when none qualifies or both are exact.
@@ -172,6 +182,7 @@ LevelHistory level_history(const std::vector<long long>& steps, const std::vecto
   h.loglin = fit_loglin(steps, loss, n);
   h.skill50 = loglin_skill(steps, loss, n, 50);
   h.skill200 = loglin_skill(steps, loss, n, 200);
+  h.straight = persistence(h.loglin.slope, fit_loglin(steps, loss, n, kStraightSteps).slope);
   h.above_best = h.last - best_block(loss, n);
   h.above_recent50 = h.last - lowest_recent_block(loss, n, 50);
   h.above_recent100 = h.last - lowest_recent_block(loss, n, 100);
@@ -213,13 +224,6 @@ LrAhead lr_ahead(const LevelHistory& hist, const std::vector<long long>& steps,
   a.ahead = sum / std::max(past, 1e-30);
   a.change = now > 0 ? std::max(std::log(std::max(end, 1e-30) / now), -7.0) : 0.0;
   return a;
-}
-
-// How far a recent slope a goes on as an older one b did: a·b / max(a², b²), in [0, 1] (0 when
-// they differ in sign or both are 0; 1 when they are equal).
-double persistence(double a, double b) {
-  const double m = std::max(a * a, b * b);
-  return m > 0 ? std::max(a * b / m, 0.0) : 0.0;
 }
 
 }  // namespace
@@ -275,7 +279,9 @@ LevelFeatures level_features(const LevelHistory& hist, const std::vector<long lo
              persistence(hist.log_step_slope, hist.log_step_slope_all),
          loglin_change,
          loglin_change * hist.skill50,
-         loglin_change * hist.skill200};
+         loglin_change * hist.skill200,
+         loglin_change * hist.skill50 * hist.straight,
+         loglin_change * hist.skill200 * hist.straight};
   return f;
 }
 

@@ -11,7 +11,7 @@
 
 namespace hpt::forecast {
 
-constexpr int kLevelFeatures = 36;
+constexpr int kLevelFeatures = 38;
 extern const char* const kLevelFeatureNames[kLevelFeatures];
 
 // The parts of the features that do not depend on the horizon, from the first n entries.
@@ -30,6 +30,9 @@ struct LevelHistory {
   // within the newest 50, 100 and 200 entries: how far the level sits above its recent low
   double above_recent50 = 0, above_recent100 = 0, above_recent200 = 0;
   LogLinLine loglin;  // `loglin`'s line at the origin
+  // How far the log loss has fallen in one straight line: persistence of `loglin`'s slope against
+  // the slope of the same fit over the newest 400 steps, in [0, 1]
+  double straight = 0;
   // How well `loglin` would have forecast this run's own recent levels L = 50 (200) steps ahead,
   // against `last`: e_last² / (e_last² + e_loglin²) over four recent backtest origins, in [0, 1]
   double skill50 = 0, skill200 = 0;

@@ -27,7 +27,7 @@ struct ReferenceRow {
   std::vector<double> x;
 };
 
-// features.csv: run (quoted, may hold a comma), n, h, with_lr, last, f0..f35.
+// features.csv: run (quoted, may hold a comma), n, h, with_lr, last, f0..f37.
 std::vector<ReferenceRow> read_reference(const std::string& path) {
   std::ifstream in(path);
   EXPECT_TRUE(in.good()) << path;

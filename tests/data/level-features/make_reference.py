@@ -8,7 +8,7 @@ for tests/unit/test_level_features.cpp.
 curves.csv: three seeded synthetic curves in hpt's CSV layout (run,step,loss,lr): a noisy power law
 under a cosine schedule logged every step; a curve logged every 5 steps under a warmup-stable-decay
 schedule; a plateau with a spike under a step schedule. features.csv: per (run, n, h, with_lr) the
-level `last` and the 36 features, with the history the first n entries and with_lr = 0 meaning the
+level `last` and the 38 features, with the history the first n entries and with_lr = 0 meaning the
 learning rates are withheld.
 """
 import os
@@ -22,11 +22,11 @@ def lmean(x):
     return float(np.log(max(np.mean(np.maximum(x, 1e-12)), 1e-12)))
 
 
-def loglin_line(steps, loss, n):
+def loglin_line(steps, loss, n, window=100):
     """(value at the newest step, slope per step) of the least-squares line of log loss over the
-    entries with step in (t - 100, t] among the first n; `last` and 0 with fewer than two."""
+    entries with step in (t - window, t] among the first n; `last` and 0 with fewer than two."""
     t = steps[n - 1]
-    sel = (steps[:n] > t - 100)
+    sel = (steps[:n] > t - window)
     if sel.sum() < 2:
         return lmean(loss[max(0, n - 10):n]), 0.0
     b1, b0 = np.polyfit((steps[:n][sel] - t).astype(float), np.log(np.maximum(loss[:n][sel], 1e-12)), 1)
@@ -89,6 +89,7 @@ def features(steps, loss, lr, n, h):
     sl_quarter = slope(n // 4) if n >= 80 else 0.0
     b0, b1 = loglin_line(steps, loss, n)
     ll_change = min(max(b0 + b1 * h - last, -1.0), 1.0)
+    straight = persistence(b1, loglin_line(steps, loss, n, 400)[1])
 
     def noise(w):
         if n <= 5:
@@ -126,7 +127,9 @@ def features(steps, loss, lr, n, h):
          above_recent(50), above_recent(100), above_recent(200), trlog_all, trlog_quarter,
          tr50 * persistence(s50, s200), trlog * persistence(sl_quarter, sl_half),
          trlog_all * persistence(sl_half, sl_all), ll_change,
-         ll_change * loglin_skill(steps, loss, n, 50), ll_change * loglin_skill(steps, loss, n, 200)]
+         ll_change * loglin_skill(steps, loss, n, 50), ll_change * loglin_skill(steps, loss, n, 200),
+         ll_change * loglin_skill(steps, loss, n, 50) * straight,
+         ll_change * loglin_skill(steps, loss, n, 200) * straight]
     return last, f
 
 
@@ -155,7 +158,7 @@ def main():
             for i in range(len(s)):
                 f.write(f"\"{name}\",{s[i]},{float(loss[i])!r},{float(lr[i])!r}\n")
     with open(os.path.join(HERE, "features.csv"), "w") as f:
-        f.write("run,n,h,with_lr,last," + ",".join(f"f{j}" for j in range(36)) + "\n")
+        f.write("run,n,h,with_lr,last," + ",".join(f"f{j}" for j in range(38)) + "\n")
         for name, (s, loss, lr) in cs.items():
             # Values as the CSV holds them (repr round-trips exactly).
             for n in (1, 6, 9, 10, 39, 40, 99, 100, 150, 250, 399, 400, len(s)):
