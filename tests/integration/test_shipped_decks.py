@@ -21,7 +21,8 @@ def header_ok(path, kind):
 
 # quickstart (the README's first command), shortened to 600 steps and one budget rate so that it also fits the
 # sanitizer builds' time: the hybrid run against the other three arms, with the skip ratio and where the plot is.
-r = hptest.run(a.hpt, inp("quickstart.ini"), f"output.dir={out}", "train.steps=600", "compare.budget_lr_factors=1")
+r = hptest.run(a.hpt, inp("quickstart.ini"), f"output.dir={out}", "train.steps=600", "compare.budget_lr_factors=1",
+               "compare.seeds=1")
 hptest.check(r.returncode == 0, "quickstart runs", r.stderr[-600:])
 hptest.check("skip ratio" in r.stdout and "compare (1 seed" in r.stdout and "run/post/hpt-plot" in r.stdout,
              "quickstart prints the skip ratio, the comparison table and the plot command", r.stdout[-1200:])
