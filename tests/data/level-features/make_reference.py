@@ -90,6 +90,7 @@ def features(steps, loss, lr, n, h):
     b0, b1 = loglin_line(steps, loss, n)
     ll_change = min(max(b0 + b1 * h - last, -1.0), 1.0)
     straight = persistence(b1, loglin_line(steps, loss, n, 400)[1])
+    q50, q200 = loglin_skill(steps, loss, n, 50), loglin_skill(steps, loss, n, 200)
 
     def noise(w):
         if n <= 5:
@@ -127,9 +128,7 @@ def features(steps, loss, lr, n, h):
          above_recent(50), above_recent(100), above_recent(200), trlog_all, trlog_quarter,
          tr50 * persistence(s50, s200), trlog * persistence(sl_quarter, sl_half),
          trlog_all * persistence(sl_half, sl_all), ll_change,
-         ll_change * loglin_skill(steps, loss, n, 50), ll_change * loglin_skill(steps, loss, n, 200),
-         ll_change * loglin_skill(steps, loss, n, 50) * straight,
-         ll_change * loglin_skill(steps, loss, n, 200) * straight]
+         ll_change * q50, ll_change * q200, ll_change * q50 * straight, ll_change * q200 * straight]
     return last, f
 
 
