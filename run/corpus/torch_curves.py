@@ -114,14 +114,31 @@ ORDER = ("transformer-lm", "gru-charlm", "cnn-shapes", "mlp-teacher", "mlp-spira
 NEW_PROBLEMS = ("cnn-autoenc", "mlp-noisy", "lstm-adding", "cnn-bn-shapes", "vit-shapes",
                 "mod-add")
 MOD_P = 59  # modulus of mod-add
-NEW_SCHEDULES = ("sgdr", "invsqrt")
+NEW_SCHEDULES = ("sgdr", "invsqrt", "exp", "cyclic")
+# Added for the twenty-second corpus (--optimizers): RMSprop at AdamW's rates without weight decay,
+# and SGD without momentum at twice SGD's rates (momentum 0.9 would make them ten times larger).
+NEW_OPTIMIZERS = ("rmsprop", "sgd-plain")
 
 
 def run_id(problem, opt, sched, k, seed, suffix=""):
     return f"{problem}_{opt}_{sched}_lr{k}_s{seed}{suffix}"
 
 
-def plan(smoke=False, seeds=SEEDS, batch_runs=True, order=ORDER, schedules=SCHEDULES):
+def peak_rates(cfg, opt):
+    """(good, high) peak rates of a problem's config for an optimizer (the new ones derived)."""
+    if opt == "rmsprop":
+        return cfg["lr"]["adamw"]
+    if opt == "sgd-plain":
+        return tuple(2.0 * x for x in cfg["lr"]["sgd"])
+    return cfg["lr"][opt]
+
+
+def weight_decay(cfg, opt):
+    return 0.0 if opt in NEW_OPTIMIZERS else cfg["wd"][opt]
+
+
+def plan(smoke=False, seeds=SEEDS, batch_runs=True, order=ORDER, schedules=SCHEDULES,
+         optimizers=OPTIMIZERS):
     """The ordered list of run specs: seed 0 of every family, then seed 1, then the batch-size runs,
     each tier interleaved over the problems (other seeds with --seeds; no batch-size runs with
     --no-batch-runs)."""
@@ -129,7 +146,7 @@ def plan(smoke=False, seeds=SEEDS, batch_runs=True, order=ORDER, schedules=SCHED
     for seed in seeds:
         tier = {p: [] for p in order}
         for p in order:
-            for opt in OPTIMIZERS:
+            for opt in optimizers:
                 for sched in schedules:
                     for k in (0, 1):
                         tier[p].append(dict(problem=p, optimizer=opt, schedule=sched, lr_index=k,
@@ -138,7 +155,7 @@ def plan(smoke=False, seeds=SEEDS, batch_runs=True, order=ORDER, schedules=SCHED
     if batch_runs:
         tier = {p: [] for p in order}
         for p in order:
-            for opt in OPTIMIZERS:
+            for opt in optimizers:
                 tier[p].append(dict(problem=p, optimizer=opt, schedule="constant", lr_index=0,
                                     seed=0, bs_change=True))
         tiers.append(tier)
@@ -152,8 +169,8 @@ def plan(smoke=False, seeds=SEEDS, batch_runs=True, order=ORDER, schedules=SCHED
     for s in specs:
         cfg = PROBLEMS[s["problem"]]
         s["steps"] = cfg["steps"]
-        s["lr_peak"] = cfg["lr"][s["optimizer"]][s["lr_index"]]
-        s["lr_multiplier"] = s["lr_peak"] / cfg["lr"][s["optimizer"]][0]
+        s["lr_peak"] = peak_rates(cfg, s["optimizer"])[s["lr_index"]]
+        s["lr_multiplier"] = s["lr_peak"] / peak_rates(cfg, s["optimizer"])[0]
         s["batch_size"] = cfg["batch"]
         s["id"] = run_id(s["problem"], s["optimizer"], s["schedule"], s["lr_index"], s["seed"],
                          "_bs2x" if s["bs_change"] else "")
@@ -215,6 +232,14 @@ def lr_at(schedule, peak, t, T):
         if t <= W:
             return peak * t / W
         return peak * math.sqrt(W / t)
+    if schedule == "exp":  # linear warmup, then exponential decay to 1 % of the peak at T
+        if t <= W:
+            return peak * t / W
+        return peak * 0.01 ** ((t - W) / max(1, T - W))
+    if schedule == "cyclic":  # triangular cycles between 10 % of the peak and the peak, period T/4
+        P = max(2.0, T / 4.0)
+        q = ((t - 1) % P) / P
+        return peak * (0.1 + 0.9 * (1.0 - abs(2.0 * q - 1.0)))
     raise ValueError(schedule)
 
 
@@ -506,6 +531,10 @@ def build_model(problem, torch, nn, V=None):
 
 
 def make_optimizer(torch, params, opt, lr, wd, lm, cuda):
+    if opt == "rmsprop":
+        return torch.optim.RMSprop(params, lr=lr, alpha=0.99, weight_decay=wd)
+    if opt == "sgd-plain":
+        return torch.optim.SGD(params, lr=lr, momentum=0.0, weight_decay=wd)
     if opt == "adamw":
         kw = dict(lr=lr, weight_decay=wd, betas=(0.9, 0.95) if lm else (0.9, 0.999))
         cls = torch.optim.AdamW
@@ -576,7 +605,7 @@ def train_one(spec, deadline):
     model = model.to(dev)
     params = [q for q in model.parameters()]
     optim = make_optimizer(torch, params, spec["optimizer"], spec["lr_peak"],
-                           cfg["wd"][spec["optimizer"]], lm, cuda)
+                           weight_decay(cfg, spec["optimizer"]), lm, cuda)
     clip = cfg["clip"]
     max_norm = clip if clip is not None else float("inf")
 
@@ -655,7 +684,7 @@ def train_one(spec, deadline):
                diverged_step=(n + 1 if reason == "non-finite" else n) if diverged else 0,
                batch_size_final=2 * B0 if spec["bs_change"] else B0,
                batch_change_step=bs_step or 0, clip_norm=clip or 0.0,
-               weight_decay=cfg["wd"][spec["optimizer"]], device=str(dev),
+               weight_decay=weight_decay(cfg, spec["optimizer"]), device=str(dev),
                wall_s=time.time() - t0, n_params=sum(q.numel() for q in params))
     if n == 0:
         raise RuntimeError("diverged at step 1: no finite step to keep")
@@ -792,6 +821,8 @@ def main():
                     help="comma-separated problems, in launch order; also " + ",".join(NEW_PROBLEMS))
     ap.add_argument("--schedules", default=",".join(SCHEDULES),
                     help="comma-separated schedules; also " + ",".join(NEW_SCHEDULES))
+    ap.add_argument("--optimizers", default=",".join(OPTIMIZERS),
+                    help="comma-separated optimizers; also " + ",".join(NEW_OPTIMIZERS))
     ap.add_argument("--split-all", default="",
                     help="give every run this split (e.g. heldout) instead of drawing the split")
     args = ap.parse_args()
@@ -799,12 +830,14 @@ def main():
     os.environ["OMP_NUM_THREADS"] = "1"
     order = tuple(args.problems.split(","))
     schedules = tuple(args.schedules.split(","))
-    for name, have in ((order, PROBLEMS), (schedules, SCHEDULES + NEW_SCHEDULES)):
+    optimizers = tuple(args.optimizers.split(","))
+    for name, have in ((order, PROBLEMS), (schedules, SCHEDULES + NEW_SCHEDULES),
+                       (optimizers, OPTIMIZERS + NEW_OPTIMIZERS)):
         bad = [x for x in name if x not in have]
         if bad:
             ap.error(f"unknown {bad}; expected some of {', '.join(have)}")
     specs = plan(args.smoke, tuple(int(x) for x in args.seeds.split(",")), not args.no_batch_runs,
-                 order, schedules)
+                 order, schedules, optimizers)
     if args.only:
         keep = set(args.only.split(","))
         specs = [s for s in specs if s["problem"] in keep]
