@@ -118,6 +118,7 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
   const int U = plan.units_per_team;
   const int R = plan.rows_in_scratch;
   const int Q = detail::persistent_head_count(S);
+  const int triples = (Q + 2) / 3;  // head values in groups of three
   const int P = N * E;
   // Exchange buffers, double-buffered by step parity: a fast team writes step k+1 while a slow one
   // may still read step k, but never step k+2 (it must first pass the barrier the slow one is at).
@@ -161,6 +162,15 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
     unsigned int passed = 0;
     const auto features = detail::rollout_features(mode, in.norm_mean, in.norm_inv_std, clamp);
     const detail::GruSliceRows<Real, Mem> rows{{p.gru, m}, w.data(), R, u0, U};
+    // Head value q's coefficient of unit j: rows of A, B, C_0, C_1, then h itself (|h|^2), then 0
+    // past the last value (a triple's padding).
+    const auto head_coefficient = [&](const int q, const int j, const Real hj) -> Real {
+      return q < S           ? p.prior_mean_w(m, q, j)
+             : q < 2 * S     ? p.prior_scale_w(m, q - S, j)
+             : q < 2 * S + 2 ? p.loss_head_w(m, q - 2 * S, j)
+             : q < Q         ? hj
+                             : Real(0);
+    };
 
     // My resident weight rows, once: row g*U + u < R holds
     // [w_ih(m, gH + u0 + u, :) | w_hh(m, gH + u0 + u, :)].
@@ -231,50 +241,58 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
       }
       team.team_barrier();
 
-      // My units' share of A h, B h, C_0 h, C_1 h and |h|^2.
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, Q), [&](const int q) {
-        Real acc = 0;
+      // My units' share of A h, B h, C_0 h, C_1 h and |h|^2, three head values per vector group so
+      // that each group's coefficient loads are in flight together.
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, triples), [&](const int i) {
+        detail::Sum3<Real> acc;
         Kokkos::parallel_reduce(
             Kokkos::ThreadVectorRange(team, units),
-            [&](const int u, Real& a) {
+            [&](const int u, detail::Sum3<Real>& a) {
               const int j = u0 + u;
               const Real hj = h_new(u);
-              const Real coef = q < S           ? p.prior_mean_w(m, q, j)
-                                : q < 2 * S     ? p.prior_scale_w(m, q - S, j)
-                                : q < 2 * S + 2 ? p.loss_head_w(m, q - 2 * S, j)
-                                                : hj;
-              a += coef * hj;
+              a.a += head_coefficient(3 * i, j, hj) * hj;
+              a.b += head_coefficient(3 * i + 1, j, hj) * hj;
+              a.c += head_coefficient(3 * i + 2, j, hj) * hj;
             },
             acc);
-        Kokkos::single(Kokkos::PerThread(team), [&]() { part_x(buf, path, t, q) = acc; });
+        Kokkos::single(Kokkos::PerThread(team), [&]() {
+          const Real sums[3] = {acc.a, acc.b, acc.c};
+          for (int d = 0; d < 3 && 3 * i + d < Q; ++d) part_x(buf, path, t, 3 * i + d) = sums[d];
+        });
       });
       detail::path_barrier(team, counter, unsigned(T) * ++passed);
 
-      // The new h and the head sums of the whole path, summed over the teams in a fixed order.
+      // The new h and the head sums of the whole path, summed over the teams in a fixed order,
+      // three head values per vector group (its lanes' loads all in flight: one round trip to L2).
       Kokkos::parallel_for(Kokkos::TeamVectorRange(team, H), [&](const int j) {
         hs(j) = detail::load_shared_global(&h_x(buf, path, j));
       });
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, Q), [&](const int q) {
-        Real acc = 0;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, triples), [&](const int i) {
+        detail::Sum3<Real> acc;
         Kokkos::parallel_reduce(
             Kokkos::ThreadVectorRange(team, T),
-            [&](const int tt, Real& a) {
-              a += detail::load_shared_global(&part_x(buf, path, tt, q));
+            [&](const int tt, detail::Sum3<Real>& a) {
+              a.a += detail::load_shared_global(&part_x(buf, path, tt, 3 * i));
+              if (3 * i + 1 < Q)
+                a.b += detail::load_shared_global(&part_x(buf, path, tt, 3 * i + 1));
+              if (3 * i + 2 < Q)
+                a.c += detail::load_shared_global(&part_x(buf, path, tt, 3 * i + 2));
             },
             acc);
-        Kokkos::single(Kokkos::PerThread(team), [&]() { heads(q) = acc; });
+        Kokkos::single(Kokkos::PerThread(team), [&]() {
+          const Real sums[3] = {acc.a, acc.b, acc.c};
+          for (int d = 0; d < 3 && 3 * i + d < Q; ++d) heads(3 * i + d) = sums[d];
+        });
       });
       team.team_barrier();
 
-      // s = mu_s + sigma_s * eps, written over A h in place.
-      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, S), [&](const int i) {
-        heads(i) = detail::prior_sample(p, m, i, heads(i), heads(S + i), eps(i));
-      });
-      team.team_barrier();
-
-      // Loss head, hidden norm and the path update: identical in every team of the path.
+      // s = mu_s + sigma_s * eps, formed where the loss head reads it; then the loss head, hidden
+      // norm and the path update, identical in every team of the path.
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 1), [&](const int) {
-        detail::LossHeadStep::invoke(team, p, m, heads(2 * S), heads(2 * S + 1), heads, eps(S),
+        const auto s = [&](const int i) {
+          return detail::prior_sample(p, m, i, heads(i), heads(S + i), eps(i));
+        };
+        detail::LossHeadStep::invoke(team, p, m, heads(2 * S), heads(2 * S + 1), s, eps(S),
                                      state(0), features, x, [&](const LossState<Real>& st) {
                                        if (t == 0) {
                                          out.loss_paths(n, m, k) = math::exp(st.log_loss);
@@ -294,9 +312,9 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
   Policy probe(space, P * T, 1, vector);
   probe.set_scratch_size(0, Kokkos::PerTeam(plan.scratch_bytes));
   const int most = probe.team_size_max(body, Kokkos::ParallelForTag());
-  // One vector group per unit for the GRU, and per head value for the head sums and the exchange
-  // (each group waits one L2 round trip per value it reduces, so more groups shorten the step).
-  const int wanted = U > Q ? U : Q;
+  // One vector group per unit for the GRU, and per three head values for the head sums and the
+  // exchange (each group waits one L2 round trip for its three, so more groups would not help).
+  const int wanted = U > triples ? U : triples;
   Policy policy(space, P * T, wanted < most ? wanted : most, vector);
   policy.set_scratch_size(0, Kokkos::PerTeam(plan.scratch_bytes));
   Kokkos::parallel_for("hpt::ensemble_rollout_persistent", policy, body);
