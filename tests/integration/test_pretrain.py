@@ -37,8 +37,8 @@ def weights(path):
 
 # 1. The shipped deck remakes the shipped model from the corpus in tests/data.
 r = hptest.run(a.hpt, hptest.deck_path(a.root, "pretrain.ini"), f"output.dir={out}", cwd=a.root)
-hptest.check(r.returncode == 0 and "pretrain: 2710 runs" in r.stdout, "the shipped pretrain deck runs on the 2710 "
-             "runs of its thirteen curve files", r.stdout[-800:] + r.stderr[-800:])
+hptest.check(r.returncode == 0 and "pretrain: 2974 runs" in r.stdout, "the shipped pretrain deck runs on the 2974 "
+             "runs of its fourteen curve files", r.stdout[-800:] + r.stderr[-800:])
 made, shipped = os.path.join(out, "level-model.h5"), os.path.join(a.root, "inputs", "models", "level-model.h5")
 if os.path.exists(made):
     w, s = weights(made), weights(shipped)
@@ -48,8 +48,8 @@ if os.path.exists(made):
     hptest.check(all(np.allclose(w[k], s[k], rtol=0, atol=tol[k]) for k in w),
                  "the shipped model file holds the weights its deck makes", str({k: w[k] - s[k] for k in w}))
     with h5py.File(made, "r") as f:
-        hptest.check(f.attrs["hpt_kind"] == "level_model" and f["level_model"].attrs["runs"] == 2710,
-                     "the model file is a level_model of 2710 runs")
+        hptest.check(f.attrs["hpt_kind"] == "level_model" and f["level_model"].attrs["runs"] == 2974,
+                     "the model file is a level_model of 2974 runs")
 
 # 2. pretrain.split keeps the runs of one split.
 corpus = os.path.join(a.work, "corpus.h5")
