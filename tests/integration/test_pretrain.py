@@ -36,7 +36,8 @@ def weights(path):
 
 
 # 1. The shipped deck remakes the shipped model from the corpus in tests/data.
-r = hptest.run(a.hpt, hptest.deck_path(a.root, "pretrain.ini"), f"output.dir={out}", cwd=a.root)
+# About 8 min on one core, more beside other tests: the ctest limit (tests/CMakeLists.txt) bounds it.
+r = hptest.run(a.hpt, hptest.deck_path(a.root, "pretrain.ini"), f"output.dir={out}", cwd=a.root, timeout=1440)
 hptest.check(r.returncode == 0 and "pretrain: 2974 runs" in r.stdout, "the shipped pretrain deck runs on the 2974 "
              "runs of its fourteen curve files", r.stdout[-800:] + r.stderr[-800:])
 made, shipped = os.path.join(out, "level-model.h5"), os.path.join(a.root, "inputs", "models", "level-model.h5")
