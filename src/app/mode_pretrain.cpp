@@ -11,6 +11,7 @@
 #include "forecast/baselines.hpp"
 #include "forecast/pretrain_options.hpp"
 #include "forecast/synthetic_curves.hpp"
+#include "forecast/validation_curve.hpp"
 #include "io/console.hpp"
 #include "io/curve_files.hpp"
 #include "io/level_model_file.hpp"
@@ -28,13 +29,19 @@ forecast::CurveSet read_corpus(const Config& c) {
         "pretrain.input is empty; expected the paths of HDF5 or CSV files of loss curves (the "
         "corpus), comma-separated, or pretrain.synthetic_runs > 0");
   const std::vector<std::string> splits = split_list(c.get_string("pretrain.split"));
+  const bool validation = c.get_bool("pretrain.validation_runs");
   forecast::CurveSet corpus;
   for (const std::string& path : split_list(list)) {
     forecast::CurveSet set =
         io::read_curves_step_by_step(path, c.get_bool("pretrain.skip_bad_runs"));
-    for (forecast::Curve& run : set.runs)
-      if (splits.empty() || std::find(splits.begin(), splits.end(), run.split) != splits.end())
-        corpus.runs.push_back(std::move(run));
+    for (forecast::Curve& run : set.runs) {
+      if (!splits.empty() && std::find(splits.begin(), splits.end(), run.split) == splits.end())
+        continue;
+      forecast::Curve v;
+      const bool with_validation = validation && forecast::validation_curve(run, v);
+      corpus.runs.push_back(std::move(run));
+      if (with_validation) corpus.runs.push_back(std::move(v));
+    }
     for (const std::string& why : set.skipped) corpus.skipped.push_back("'" + path + "' " + why);
     for (const std::string& note : set.notes) corpus.notes.push_back("'" + path + "': " + note);
   }

@@ -29,6 +29,9 @@ void declare_pretrain_options(OptionSchema& s) {
                "(empty: every run)");
   s.add_bool("pretrain.skip_bad_runs", false,
              "skip a malformed run with a warning instead of refusing the file");
+  s.add_bool("pretrain.validation_runs", false,
+             "also fit to each run's validation losses (val_step, val_loss; at least 10) as a "
+             "curve of its own: smooth, sparse curves that may turn up");
   s.add_string("pretrain.horizons", kPretrainHorizonsExample,
                "horizons in steps the model is fitted at (>= 5, increasing)");
   s.add_choice("pretrain.target", "horizons", {"horizons", "end"},
