@@ -178,7 +178,8 @@ void HybridPolicy::decide(std::int64_t step, const View2<real>& features) {
   int chosen = 0;
   confidence_ = kNaN;
   ForecastNow now;
-  if (controller_.may_predict() && predictor_->ready() && fc.trained() && left > 1) {
+  const bool consulted = controller_.may_predict() && predictor_->ready() && fc.trained() && left > 1;
+  if (consulted) {
     now = fc.forecast_now(step, features, state_.history);
     const int cap = int(std::min<std::int64_t>(controller_.horizon_cap(), left - 1));
     // Largest confident horizon first.
@@ -207,6 +208,7 @@ void HybridPolicy::decide(std::int64_t step, const View2<real>& features) {
     }
   }
   seconds_decide_ += t.seconds();
+  if (consulted) controller_.gate_decision(chosen != 0);
   if (chosen == 0) {
     controller_.stay_full();
     return;
@@ -332,6 +334,8 @@ std::vector<std::pair<std::string, double>> HybridPolicy::counters() const {
           {"blocks_rolled_back", double(c.rolled_back)},
           {"predicted_steps_made", double(c.predicted_steps)},
           {"predicted_steps_kept", double(c.predicted_kept)},
+          {"gate_decisions", double(c.gate_asked)},
+          {"gate_opened", double(c.gate_opened)},
           {"divergence_warnings", double(c.warnings)},
           {"divergence_criticals", double(c.criticals)},
           {"seconds_real_steps", seconds_real_},
@@ -346,6 +350,8 @@ std::vector<std::pair<std::string, std::string>> HybridPolicy::report(double rea
   return {
       {"hybrid: predict blocks accepted / rolled back",
        std::to_string(c.accepted) + " / " + std::to_string(c.rolled_back)},
+      {"hybrid: forecast gate opened / consulted",
+       std::to_string(c.gate_opened) + " / " + std::to_string(c.gate_asked)},
       {"hybrid: predicted steps kept / made",
        std::to_string(c.predicted_kept) + " / " + std::to_string(c.predicted_steps)},
       {"hybrid: divergence warnings / criticals",

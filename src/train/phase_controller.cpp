@@ -31,6 +31,11 @@ PhaseController::PhaseController(const HybridSettings& settings) : settings_(set
     start(Phase::Full, settings_.full_steps);
 }
 
+void PhaseController::gate_decision(const bool opened) {
+  ++counters_.gate_asked;
+  if (opened) ++counters_.gate_opened;
+}
+
 void PhaseController::start(Phase p, int steps) {
   phase_ = p;
   left_ = steps;
@@ -112,19 +117,25 @@ std::vector<std::int64_t> PhaseController::save() const {
           counters_.warnings,
           counters_.criticals,
           counters_.predicted_kept,
-          real_since_rollback_};
+          real_since_rollback_,
+          counters_.gate_asked,
+          counters_.gate_opened};
 }
 
 void PhaseController::restore(const std::vector<std::int64_t>& s) {
-  // Checkpoints written before the retry counter existed hold one number less.
-  HPT_REQUIRE(s.size() == std::size_t(kStateSize) || s.size() == std::size_t(kStateSize) - 1,
+  // Checkpoints written before the gate counters existed hold two numbers less, before the retry
+  // counter three.
+  const std::size_t n = s.size();
+  HPT_REQUIRE(n == std::size_t(kStateSize) || n == std::size_t(kStateSize) - 2 ||
+                  n == std::size_t(kStateSize) - 3,
               "PhaseController::restore: wrong state size");
   phase_ = Phase(s[0]);
   left_ = int(s[1]), horizon_ = int(s[2]), lead_ = int(s[3]), cap_ = int(s[4]);
   consecutive_ = int(s[5]);
   lr_half_until_ = s[6];
   counters_ = {s[7], s[8], s[9], s[10], s[11], s[12], s[13]};
-  real_since_rollback_ = s.size() == std::size_t(kStateSize) ? s[14] : 0;
+  real_since_rollback_ = n > 14 ? s[14] : 0;
+  if (n == std::size_t(kStateSize)) counters_.gate_asked = s[15], counters_.gate_opened = s[16];
 }
 
 }  // namespace hpt::train

@@ -33,6 +33,8 @@ class PhaseController {
   // After a predicted step: true when it was the block's last (the caller verifies it).
   bool predicted_step_done();
 
+  // The forecast gate was consulted at a block's end; `opened`: it chose a predict block.
+  void gate_decision(bool opened);
   void enter_predict(int horizon);
   void stay_full();    // a Full block of full_steps
   void accepted();     // the predict block passed: a Correct block follows
@@ -47,13 +49,14 @@ class PhaseController {
   struct Counters {
     std::int64_t blocks = 0, accepted = 0, rolled_back = 0, predicted_steps = 0, warnings = 0,
                  criticals = 0, predicted_kept = 0;
+    std::int64_t gate_asked = 0, gate_opened = 0;  // forecast gate decisions, and those that opened
   };
   const Counters& counters() const { return counters_; }
 
   // The whole state as numbers (checkpoints), and back.
   std::vector<std::int64_t> save() const;
   void restore(const std::vector<std::int64_t>& state);
-  static constexpr int kStateSize = 15;
+  static constexpr int kStateSize = 17;
 
  private:
   void start(Phase p, int steps);

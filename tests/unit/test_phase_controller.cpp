@@ -137,18 +137,35 @@ TEST(PhaseController, CapRecoversAfterRetryAfterRealStepsWithoutARollback) {
   }
 }
 
-TEST(PhaseController, RestoresAStateSavedBeforeTheRetryCounter) {
+TEST(PhaseController, RestoresStatesSavedBeforeTheGateAndRetryCounters) {
   PhaseController a(settings());
   real_steps_until_decision(a);
   a.enter_predict(8);
   a.rolled_back();
   std::vector<std::int64_t> old = a.save();
-  old.pop_back();  // the state as checkpoints before predict.retry_after stored it
+  old.resize(old.size() - 2);  // as checkpoints before the gate counters stored it
   PhaseController b(settings());
   b.restore(old);
-  EXPECT_EQ(b.save(), a.save());  // the counter restarts at 0, which a has just after the rollback
+  EXPECT_EQ(b.save(), a.save());  // a consulted no gate: its counters are 0, as b's restart
+  old.pop_back();                 // before predict.retry_after
+  PhaseController c(settings());
+  c.restore(old);
+  EXPECT_EQ(c.save(), a.save());  // the retry counter restarts at 0, a's just after the rollback
   old.pop_back();
-  EXPECT_THROW(b.restore(old), std::exception);
+  EXPECT_THROW(c.restore(old), std::exception);
+}
+
+TEST(PhaseController, CountsGateDecisionsAndRestoresThem) {
+  PhaseController a(settings());
+  a.gate_decision(false);
+  a.gate_decision(true);
+  a.gate_decision(true);
+  EXPECT_EQ(a.counters().gate_asked, 3);
+  EXPECT_EQ(a.counters().gate_opened, 2);
+  PhaseController b(settings());
+  b.restore(a.save());
+  EXPECT_EQ(b.counters().gate_asked, 3);
+  EXPECT_EQ(b.counters().gate_opened, 2);
 }
 
 TEST(PhaseController, AtMostMaxPredictBlocksInARowThenFull) {
