@@ -71,6 +71,23 @@ hptest.check(r.returncode == 0 and "pretrain: 12 runs" in r.stdout,
              "pretrain.input lists two files and pretrain.split two splits: 12 runs",
              r.stdout[-600:] + r.stderr[-600:])
 
+# pretrain.validation_runs: every run with 10 or more validation losses also gives its validation curve as a run;
+# a run with fewer gives none. 400 steps with a validation loss every 25 steps: 16 points each.
+vcorpus = os.path.join(a.work, "vcorpus.h5")
+write_corpus(vcorpus, runs=4, val_every=25)
+with h5py.File(vcorpus, "a") as f:  # one run keeps 9 validation losses: too few for a curve
+    vs, vl = f["runs/r0/val_step"][:9], f["runs/r0/val_loss"][:9]
+    del f["runs/r0/val_step"], f["runs/r0/val_loss"]
+    f["runs/r0/val_step"], f["runs/r0/val_loss"] = vs, vl
+r = hptest.run(a.hpt, deck, f"pretrain.input={vcorpus}", "pretrain.split=", "pretrain.validation_runs=on",
+               "output.name=withval")
+hptest.check(r.returncode == 0 and "pretrain: 7 runs" in r.stdout,
+             "pretrain.validation_runs = on adds the validation curves of the 3 runs that have 10 or more",
+             r.stdout[-600:] + r.stderr[-600:])
+r = hptest.run(a.hpt, deck, f"pretrain.input={vcorpus}", "pretrain.split=", "output.name=withoutval")
+hptest.check(r.returncode == 0 and "pretrain: 4 runs" in r.stdout, "by default the validation curves are not runs",
+             r.stdout[-600:] + r.stderr[-600:])
+
 # 3. Forecast mode: the default (shipped) model, and one named by forecast.pretrained.
 curves = os.path.join(a.work, "curves.h5")
 write_corpus(curves, runs=3, steps=300)
