@@ -178,7 +178,8 @@ void HybridPolicy::decide(std::int64_t step, const View2<real>& features) {
   int chosen = 0;
   confidence_ = kNaN;
   ForecastNow now;
-  const bool consulted = controller_.may_predict() && predictor_->ready() && fc.trained() && left > 1;
+  const bool consulted =
+      controller_.may_predict() && predictor_->ready() && fc.trained() && left > 1;
   if (consulted) {
     now = fc.forecast_now(step, features, state_.history);
     const int cap = int(std::min<std::int64_t>(controller_.horizon_cap(), left - 1));
