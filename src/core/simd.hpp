@@ -70,12 +70,12 @@ KOKKOS_FORCEINLINE_FUNCTION void load_block(const T* p, T* out) {
 
 // out[0..N) = p[0..N) from team scratch (p on the boundary that assume_block_aligned<N> promises):
 // on a GPU as shared-memory loads (ld.shared, LDS; Kokkos hands its scratch out as a generic
-// pointer, whose loads the compiler cannot place in shared memory), in 16- or 8-byte vectors where
-// N elements fill them; plain loads elsewhere. Same values.
+// pointer, whose loads the compiler cannot place in shared memory), floats in 16- or 8-byte vectors
+// where N of them fill them; plain loads elsewhere. Same values.
 template <int N, class T>
 KOKKOS_FORCEINLINE_FUNCTION void load_block_shared(const T* p, T* out) {
 #if defined(__CUDA_ARCH__)
-  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  [[maybe_unused]] const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
   constexpr std::size_t bytes = N * sizeof(T);
   if constexpr (sizeof(T) == 4 && bytes % 16 == 0) {
     for (int i = 0; i < N; i += 4) {
@@ -95,14 +95,7 @@ KOKKOS_FORCEINLINE_FUNCTION void load_block_shared(const T* p, T* out) {
       out[i] = T(x);
       out[i + 1] = T(y);
     }
-  } else if constexpr (sizeof(T) == 8 && bytes % 16 == 0) {
-    for (int i = 0; i < N; i += 2) {
-      double x, y;
-      asm volatile("ld.shared.v2.f64 {%0, %1}, [%2];" : "=d"(x), "=d"(y) : "r"(a + 8 * i));
-      out[i] = T(x);
-      out[i + 1] = T(y);
-    }
-  } else {
+  } else {  // double, or floats that fill no vector: plain loads
     for (int i = 0; i < N; ++i) out[i] = p[i];
   }
 #else
