@@ -68,4 +68,40 @@ KOKKOS_FORCEINLINE_FUNCTION void load_block(const T* p, T* out) {
   }
 }
 
+// out[0..N) = p[0..N) from team scratch (p on the boundary that assume_block_aligned<N> promises):
+// on a GPU as shared-memory loads (ld.shared, LDS; Kokkos hands its scratch out as a generic
+// pointer, whose loads the compiler cannot place in shared memory), floats in 16- or 8-byte vectors
+// where N of them fill them; plain loads elsewhere. Same values.
+template <int N, class T>
+KOKKOS_FORCEINLINE_FUNCTION void load_block_shared(const T* p, T* out) {
+#if defined(__CUDA_ARCH__)
+  [[maybe_unused]] const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  constexpr std::size_t bytes = N * sizeof(T);
+  if constexpr (sizeof(T) == 4 && bytes % 16 == 0) {
+    for (int i = 0; i < N; i += 4) {
+      float x, y, z, w;
+      asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
+                   : "=f"(x), "=f"(y), "=f"(z), "=f"(w)
+                   : "r"(a + 4 * i));
+      out[i] = T(x);
+      out[i + 1] = T(y);
+      out[i + 2] = T(z);
+      out[i + 3] = T(w);
+    }
+  } else if constexpr (sizeof(T) == 4 && bytes % 8 == 0) {
+    for (int i = 0; i < N; i += 2) {
+      float x, y;
+      asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(x), "=f"(y) : "r"(a + 4 * i));
+      out[i] = T(x);
+      out[i + 1] = T(y);
+    }
+  } else {  // double, or floats that fill no vector: plain loads
+    for (int i = 0; i < N; ++i) out[i] = p[i];
+  }
+#else
+  const T* q = assume_block_aligned<N>(p);
+  for (int i = 0; i < N; ++i) out[i] = q[i];
+#endif
+}
+
 }  // namespace hpt

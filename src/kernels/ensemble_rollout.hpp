@@ -105,22 +105,44 @@ void check_rollout_arguments(const RssmParams<Real, Mem>& params, const View2<Re
               std::string(who) + ": hidden_norms must be (N, E, Y) and mean_hidden_norm (Y)");
 }
 
-// mean_hidden_norm(k) = hidden_norms(:, :, k) averaged over the N*E paths, summed in a fixed order
-// (no thread-count dependence).
+// Paths per partial sum of mean_hidden_norm.
+constexpr int kHiddenNormChunk = 128;
+
+// mean_hidden_norm(k) = hidden_norms(:, :, k) averaged over the N*E paths p = n*E + m, in double:
+// the sums of chunks of kHiddenNormChunk consecutive paths (each in path order, one thread per
+// (chunk, k)), then those sums in chunk order. The order is fixed, so the result depends on no
+// backend or thread count. The chunks let many threads share the reads: with one thread per k
+// summing all paths, the bench's sweep size (81 920 paths, 100 steps) took 13 ms longer on an H200.
 template <class Space, class Real>
 HPT_LAUNCHER void mean_hidden_norm(const Space& space,
                                    const RolloutOutputs<Real, typename Space::memory_space>& out) {
   const auto hidden_norms = out.hidden_norms;
   const auto mean_norm = out.mean_hidden_norm;
-  const int N = int(hidden_norms.extent(0));
   const int E = int(hidden_norms.extent(1));
-  const double paths_count = double(N) * double(E);
+  const int Y = int(mean_norm.extent(0));
+  const std::int64_t paths = std::int64_t(hidden_norms.extent(0)) * E;
+  const int chunks = int((paths + kHiddenNormChunk - 1) / kHiddenNormChunk);
+  if (Y == 0) return;
+  View2<double, typename Space::memory_space> partial(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "hpt::rollout_hidden_norm_chunks"), chunks,
+      Y);
   Kokkos::parallel_for(
-      "hpt::rollout_hidden_norm", Kokkos::RangePolicy<Space>(space, 0, int(mean_norm.extent(0))),
+      "hpt::rollout_hidden_norm_chunks",
+      Kokkos::RangePolicy<Space>(space, 0, std::int64_t(chunks) * Y),
+      KOKKOS_LAMBDA(const std::int64_t i) {
+        const int k = int(i % Y);  // consecutive threads read consecutive steps of a path
+        const std::int64_t p0 = i / Y * kHiddenNormChunk;
+        const std::int64_t p1 = p0 + kHiddenNormChunk < paths ? p0 + kHiddenNormChunk : paths;
+        double sum = 0;
+        for (std::int64_t p = p0; p < p1; ++p) sum += double(hidden_norms(p / E, p % E, k));
+        partial(i / Y, k) = sum;
+      });
+  const double paths_count = double(paths);
+  Kokkos::parallel_for(
+      "hpt::rollout_hidden_norm", Kokkos::RangePolicy<Space>(space, 0, Y),
       KOKKOS_LAMBDA(const int k) {
         double sum = 0;
-        for (int n = 0; n < N; ++n)
-          for (int m = 0; m < E; ++m) sum += double(hidden_norms(n, m, k));
+        for (int c = 0; c < chunks; ++c) sum += partial(c, k);
         mean_norm(k) = Real(sum / paths_count);
       });
 }

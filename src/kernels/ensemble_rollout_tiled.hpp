@@ -5,17 +5,20 @@
 // keeps RB x UB accumulators per gate (four: r, z and the input and recurrent parts of n), so each
 // weight it reads serves RB rows and each [x; h] value it reads serves UB units. The weights are
 // re-laid out once per call with consecutive units adjacent (coalesced reads on a GPU) and read one
-// column ahead of the products (software prefetch). [x; h] lives in team scratch, unit-major.
+// column ahead of the products (software prefetch). [x; h] lives in team scratch, unit-major, and
+// is read with load_block_shared (on a GPU shared-memory loads: Kokkos' scratch pointer is
+// generic).
 //  - CPU: RB = R = 4 rows x UB = 8 units (vector lanes over the units), as before.
-//  - GPU: R = 20 rows per tile, RB = 10 rows x UB = 2 units per thread, so H = 256 takes 256
-//    threads and two teams fit a multiprocessor (LaunchBounds<256, 2>). With 20 rows, 5 x 1024
-//    paths are 256 teams: one wave on 132 multiprocessors (tiles of 16 took 320 teams, 1.2 waves
-//    that cost two). The new h stays in the owner thread's registers across the barrier that ends
-//    the products (no scratch copy), which keeps a tile of 20 rows within Kokkos 3.4's 40 KB of
-//    level-0 scratch.
+//  - GPU: R = 20 rows per tile, RB = 20 rows x UB = 1 unit per thread (float), so H = 256 takes 256
+//    threads, the team reads each weight once, and two teams fit a multiprocessor
+//    (LaunchBounds<256, 2>). With 20 rows, 5 x 1024 paths are 256 teams: one wave on 132
+//    multiprocessors (tiles of 16 took 320 teams, 1.2 waves that cost two). The new h stays in the
+//    owner thread's registers across the barrier that ends the products (no scratch copy), which
+//    keeps a tile of 20 rows within Kokkos 3.4's 40 KB of level-0 scratch.
 // The heads (A h, B h of the prior, C's h-part of the loss head, |h|^2) are a second product with
 // the columns of A and B interleaved in pairs, so the thread that owns the pair (A_i, B_i) of a few
-// rows draws s_i at once; the loss head and the path update then run one thread per row.
+// rows forms s_i at once, from a draw made during the previous step's loss head by the threads
+// that the loss head leaves idle; the loss head and the path update run one thread per row.
 //
 // The step's helpers are the shared ones (prior_sample, loss_delta, advance_loss_features); the GRU
 // update and the draws are written out in the tile loops: this kernel is register-bound, and as
@@ -50,12 +53,13 @@ constexpr int kTiledTeamThreads = 256;
 
 namespace detail {
 
-// Consecutive GRU units (and head columns) one thread owns: on a CPU a vector of 8 floats, so the
-// innermost loop over units runs on contiguous weights; on a GPU two, with consecutive threads on
-// consecutive pairs of units (coalesced 8-byte reads).
-template <class Space>
+// Consecutive GRU units one thread owns: on a CPU a vector of 8 floats, so the innermost loop over
+// units runs on contiguous weights; on a GPU one in float (consecutive threads on consecutive
+// units: coalesced reads, and the thread's rows are the whole tile, so the team reads each weight
+// once), two in double.
+template <class Space, class Real>
 constexpr int tile_unit_block() {
-  return team_vector_length<Space>() > 1 ? 2 : 8;
+  return team_vector_length<Space>() > 1 ? (sizeof(Real) > 4 ? 2 : 1) : 8;
 }
 
 // The largest divisor of R that is at most `most`.
@@ -65,16 +69,23 @@ constexpr int largest_divisor_at_most(const int R, const int most) {
   return d;
 }
 
-// Rows of a tile one thread owns in the GRU product: on a CPU the whole tile; on a GPU up to 10
-// in float (4 x 10 x 2 accumulators, within the 128 registers of two 256-thread teams per
+// Rows of a tile one thread owns in the GRU product: on a CPU the whole tile; on a GPU up to 20
+// in float (4 x 20 x 1 accumulators, within the 128 registers of two 256-thread teams per
 // multiprocessor), 5 in double.
 template <class Space, class Real, int R>
 constexpr int tile_row_block() {
-  return team_vector_length<Space>() > 1 ? largest_divisor_at_most(R, sizeof(Real) > 4 ? 5 : 10)
+  return team_vector_length<Space>() > 1 ? largest_divisor_at_most(R, sizeof(Real) > 4 ? 5 : 20)
                                          : R;
 }
 
-// Rows of a tile one thread owns in the heads' product (its columns: tile_unit_block).
+// Columns of the heads' product one thread owns (pairs (A_i, B_i) stay with one thread): on a CPU a
+// vector of 8 floats, on a GPU one pair.
+template <class Space>
+constexpr int tile_head_unit_block() {
+  return team_vector_length<Space>() > 1 ? 2 : 8;
+}
+
+// Rows of a tile one thread owns in the heads' product (its columns: tile_head_unit_block).
 template <class Space, int R>
 constexpr int tile_head_row_block() {
   return team_vector_length<Space>() > 1 ? largest_divisor_at_most(R, 4) : R;
@@ -102,11 +113,11 @@ struct TileRow {
   KOKKOS_INLINE_FUNCTION Real& operator()(const int i) const { return p[i * stride]; }
 };
 
-// The RSSM weights re-laid out k-major for the tiled rollout, units padded with zeros to Hp and
-// head columns to Qp (multiples of the unit block VB): gru(m, c, g*Hp + j) is gate g's weight of
-// unit j on input column c (c < I: W = w_ih, c < I+H: U = w_hh, c = I+H: zeros, read by the last
-// column's prefetch); heads(m, j, q) on unit j is A_i (q = 2i, i < S), B_i (q = 2i+1) or C's h-part
-// (q = 2S, 2S+1), zero beyond.
+// The RSSM weights re-laid out k-major for the tiled rollout, units padded with zeros to Hp (a
+// multiple of the unit block VB) and head columns to Qp (a multiple of the head block QB):
+// gru(m, c, g*Hp + j) is gate g's weight of unit j on input column c (c < I: W = w_ih, c < I+H:
+// U = w_hh, c = I+H: zeros, read by the last column's prefetch); heads(m, j, q) on unit j is A_i
+// (q = 2i, i < S), B_i (q = 2i+1) or C's h-part (q = 2S, 2S+1), zero beyond.
 template <class Real, class Mem>
 struct TiledWeights {
   View3<Real, Mem> gru;    // (E, I+H+1, 3*Hp)
@@ -114,13 +125,14 @@ struct TiledWeights {
   int Hp = 0, Qp = 0;
 };
 
-template <class Space, class Real, int VB = tile_unit_block<Space>()>
+template <class Space, class Real, int VB = tile_unit_block<Space, Real>(),
+          int QB = tile_head_unit_block<Space>()>
 HPT_LAUNCHER TiledWeights<Real, typename Space::memory_space> make_tiled_weights(
     const Space& space, const RssmParams<Real, typename Space::memory_space>& p) {
-  static_assert(VB % 2 == 0, "make_tiled_weights: head columns come in (A_i, B_i) pairs");
+  static_assert(QB % 2 == 0, "make_tiled_weights: head columns come in (A_i, B_i) pairs");
   const int E = p.members(), H = p.hidden(), I = p.input(), S = p.stochastic();
   const int W = I + H, Q = 2 * S + 2;
-  const int Hp = (H + VB - 1) / VB * VB, Qp = (Q + VB - 1) / VB * VB;
+  const int Hp = (H + VB - 1) / VB * VB, Qp = (Q + QB - 1) / QB * QB;
   TiledWeights<Real, typename Space::memory_space> t;
   t.Hp = Hp;
   t.Qp = Qp;
@@ -168,13 +180,15 @@ struct NoTeamWork {
 
 // Runs the rollout of ensemble_rollout with R scenarios per team (R = 1 and rollout_tile_rows are
 // the instantiations the dispatcher uses), each thread owning RB of a tile's rows and UB units, RBH
-// rows in the heads, with the weights read a column ahead into registers (PF, the GPU's form) or in
-// place (the CPU's); the defaults are the backend's choice, RB and RBH must divide R.
+// rows x HU columns in the heads, with the weights read a column ahead into registers (PF, the
+// GPU's form) or in place (the CPU's); the defaults are the backend's choice, RB and RBH must
+// divide R.
 // settings.team_size > 0 sets the threads per team.
 template <int R, class Space, class Real, int RB = detail::tile_row_block<Space, Real, R>(),
-          int UB = detail::tile_unit_block<Space>(),
+          int UB = detail::tile_unit_block<Space, Real>(),
           int RBH = detail::tile_head_row_block<Space, R>(),
-          bool PF = (detail::team_vector_length<Space>() > 1)>
+          bool PF = (detail::team_vector_length<Space>() > 1),
+          int HU = detail::tile_head_unit_block<Space>()>
 HPT_LAUNCHER void ensemble_rollout_tiled(
     const Space& space, const RssmParams<Real, typename Space::memory_space>& params,
     const GruReset reset, const View2<Real, typename Space::memory_space>& h0,
@@ -183,7 +197,8 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
   static_assert(R >= 1, "ensemble_rollout_tiled: R rows per tile");
   static_assert(RB >= 1 && R % RB == 0, "ensemble_rollout_tiled: RB must divide R");
   static_assert(RBH >= 1 && R % RBH == 0, "ensemble_rollout_tiled: RBH must divide R");
-  static_assert(UB >= 2 && UB % 2 == 0, "ensemble_rollout_tiled: UB even (head column pairs)");
+  static_assert(UB >= 1, "ensemble_rollout_tiled: UB units per thread");
+  static_assert(HU >= 2 && HU % 2 == 0, "ensemble_rollout_tiled: HU even (head column pairs)");
   using Mem = typename Space::memory_space;
   const int E = params.members();
   const int H = params.hidden();
@@ -196,13 +211,13 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
   if (E == 0) return;
 
   const detail::TiledWeights<Real, Mem> tw =
-      detail::make_tiled_weights<Space, Real, UB>(space, params);
+      detail::make_tiled_weights<Space, Real, UB, HU>(space, params);
   const int Hp = tw.Hp, Qp = tw.Qp;
   const int W = I + H;
   const bool before = reset == GruReset::Before;
   const int unit_blocks = Hp / UB;  // GRU product: items (row group, unit block)
   const int items = unit_blocks * (R / RB);
-  const int head_blocks = Qp / UB;  // heads: items (row group, column block), then |h|^2
+  const int head_blocks = Qp / HU;  // heads: items (row group, column block), then |h|^2
   const int head_items = (head_blocks + 1) * (R / RBH);
   const int tiles = (N + R - 1) / R;
   const int league = tiles * E;
@@ -223,7 +238,7 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
     if (team_size < 1) team_size = 1;
   }
   if (team_size > most) team_size = most;
-  const int sums = S + 3;
+  const int sums = 2 * S + 3;
   using Scratch = detail::ScratchView1<Space, Real>;
   using StateScratch = detail::ScratchView1<Space, LossState<Real>>;
   const RssmParams<Real, Mem> p = params;
@@ -269,11 +284,22 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
       Real* const zb = before ? rh + H * R : nullptr;
       Real* const nb = before ? rh + 2 * H * R : nullptr;
       Scratch sm(team.team_scratch(level), std::size_t(sums) * R);
-      Real* const s = sm.data();                    // (S, R)
-      Real* const csum = sm.data() + S * R;         // (2, R) C_0 h, C_1 h
-      Real* const norm2 = sm.data() + (S + 2) * R;  // (R) |h|^2
+      Real* const s = sm.data();                        // (S, R)
+      Real* const csum = sm.data() + S * R;             // (2, R) C_0 h, C_1 h
+      Real* const norm2 = sm.data() + (S + 2) * R;      // (R) |h|^2
+      Real* const prior_eps = sm.data() + (S + 3) * R;  // (S, R) the prior's draws of the step
       StateScratch state(team.team_scratch(level), R);
       Real* const hcur = xh + I * R;
+      // The prior's draws of step k for the tile's rows into prior_eps: by the threads beyond the
+      // first `rows` (those run the loss head meanwhile) where the team has twice as many, else by
+      // all.
+      const auto draw_prior = [&](const int k) {
+        const int nt = team.team_size(), first = nt >= 2 * rows ? rows : 0;
+        for (int it = team.team_rank() - first; it >= 0 && it < S * rows; it += nt - first) {
+          const int t = it % rows, i = it / rows;
+          prior_eps[i * R + t] = Real(detail::RolloutDraws(seed, n0 + t, m, k)(i));
+        }
+      };
 
       Kokkos::parallel_for(Kokkos::TeamVectorRange(team, W * R), [&](const int i) {
         const int c = i / R;
@@ -283,6 +309,7 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
         state(t) = in.loss_states(in.run);
         if (t < rows) out.loss_paths(n0 + t, m, 0) = math::exp(state(t).log_loss);
       });
+      if (Y > 0) draw_prior(1);
       team.team_barrier();
 
       for (int k = 1; k <= Y; ++k) {
@@ -330,7 +357,8 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
                 pn = wc + 2 * Hp;
                 wc += stride;
               }
-              const Real* xrow = assume_block_aligned<RB>(xc);
+              Real xrow[RB];  // my rows of column c of [x; h]
+              load_block_shared<RB>(xc, xrow);
               xc += R;
               HPT_UNROLL_ALL
               for (int t = 0; t < RB; ++t) {
@@ -453,34 +481,35 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
             for (int t = 0; t < RBH; ++t) norm2[t0 + t] = acc[t];
             return;
           }
-          const int q0 = qb * UB;
-          Real acc[RBH][UB];
+          const int q0 = qb * HU;
+          Real acc[RBH][HU];
           HPT_UNROLL_ALL
           for (int t = 0; t < RBH; ++t) {
             HPT_UNROLL_ALL
-            for (int v = 0; v < UB; ++v) acc[t][v] = Real(0);
+            for (int v = 0; v < HU; ++v) acc[t][v] = Real(0);
           }
           const Real* wj = &ht(m, 0, q0);
           const Real* hj = hcur + t0;
-          HPT_UNROLL(4)
+          HPT_UNROLL(16)  // 16 rows of head weights in flight (from L2)
           for (int j = 0; j < H; ++j) {
-            Real wb[UB];
+            Real wb[HU];
             const Real* w = wj;
             if constexpr (PF) {
-              load_block<UB>(wj, wb);
+              load_block<HU>(wj, wb);
               w = wb;
             }
             wj += Qp;
-            const Real* hrow = assume_block_aligned<RBH>(hj);
+            Real hrow[RBH];
+            load_block_shared<RBH>(hj, hrow);
             hj += R;
             HPT_UNROLL_ALL
             for (int t = 0; t < RBH; ++t) {
               const Real hv = hrow[t];
-              HPT_SIMD for (int v = 0; v < UB; ++v) acc[t][v] += w[v] * hv;
+              HPT_SIMD for (int v = 0; v < HU; ++v) acc[t][v] += w[v] * hv;
             }
           }
           HPT_UNROLL_ALL
-          for (int v = 0; v < UB; v += 2) {
+          for (int v = 0; v < HU; v += 2) {
             const int i = (q0 + v) / 2;  // the pair's prior unit, or S for C's pair
             if (i > S) continue;
             HPT_UNROLL_ALL
@@ -490,8 +519,8 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
                 csum[row] = acc[t][v];
                 csum[R + row] = acc[t][v + 1];
               } else if (row < rows) {
-                const Real eps = Real(detail::RolloutDraws(seed, n0 + row, m, k)(i));
-                s[i * R + row] = detail::prior_sample(p, m, i, acc[t][v], acc[t][v + 1], eps);
+                s[i * R + row] =
+                    detail::prior_sample(p, m, i, acc[t][v], acc[t][v + 1], prior_eps[i * R + row]);
               }
             }
           }
@@ -513,6 +542,7 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
           out.loss_paths(n0 + t, m, k) = math::exp(state(t).log_loss);
           out.hidden_norms(n0 + t, m, k - 1) = math::sqrt(norm2[t]);
         });
+        if (k < Y) draw_prior(k + 1);  // read by the heads of step k + 1, after the barrier
         team.team_barrier();
       }
 

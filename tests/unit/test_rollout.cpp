@@ -350,6 +350,35 @@ TYPED_TEST(Rollout, MatchesHostReference) {
   }
 }
 
+// mean_hidden_norm over more paths than one of its chunks (N x E = 335: two whole chunks of
+// kHiddenNormChunk = 128 and a partial one) against a plain host mean in double.
+TYPED_TEST(Rollout, MeanHiddenNormOverChunks) {
+  using Space = typename TypeParam::space;
+  using Real = typename TypeParam::real;
+  using Mem = typename Space::memory_space;
+  const int N = 67, E = 5, Y = 7;
+  static_assert(N * E > 2 * hpt::detail::kHiddenNormChunk, "three chunks, the last partial");
+  hpt::RolloutOutputs<Real, Mem> out(N, E, 1, Y);
+  std::mt19937 gen(11);
+  std::uniform_real_distribution<double> u(0.5, 20.0);
+  const auto norms = Kokkos::create_mirror_view(out.hidden_norms);
+  for (int n = 0; n < N; ++n)
+    for (int m = 0; m < E; ++m)
+      for (int k = 0; k < Y; ++k) norms(n, m, k) = Real(u(gen));
+  Kokkos::deep_copy(out.hidden_norms, norms);
+  hpt::detail::mean_hidden_norm(Space(), out);
+  const auto got = download(out.mean_hidden_norm);
+  ASSERT_EQ(got.size(), std::size_t(Y));
+  for (int k = 0; k < Y; ++k) {
+    double sum = 0;
+    for (int n = 0; n < N; ++n)
+      for (int m = 0; m < E; ++m) sum += double(norms(n, m, k));
+    EXPECT_TRUE(
+        hpt::test::near_rel(got[k], double(Real(sum / (N * E))), hpt::test::tolerance<Real>(N * E)))
+        << "step " << k << ": " << got[k] << " vs " << sum / (N * E);
+  }
+}
+
 // Horizon 0: every path is the current loss alone and the latents do not move.
 TYPED_TEST(Rollout, ZeroHorizonGivesTheCurrentLoss) {
   using Space = typename TypeParam::space;

@@ -1,8 +1,9 @@
 // The tiled rollout (kernels/ensemble_rollout_tiled.hpp) against the team-per-path ensemble_rollout
 // (itself checked against a plain host loop in test_rollout.cpp) on the same random draws: partial
 // tiles, both reset modes and feature updates, tiles of 1, 4, 16 and 20 scenarios (the CPU and GPU
-// choices of rollout_tile_rows), and the GPU's register blocks (10 rows x 2 units per thread, heads
-// 4 rows x 2 columns) run on every backend, with partial tiles and H not a multiple of the block.
+// choices of rollout_tile_rows), and the GPU's register blocks (20 rows x 1 unit per thread in
+// float, 10 x 2 as before, heads 4 rows x 2 columns) run on every backend, with partial tiles and
+// H not a multiple of the block.
 // Results must not depend on the team size, and must be bit-identical on Serial and OpenMP.
 #include <gtest/gtest.h>
 
@@ -90,26 +91,29 @@ TYPED_TEST(RolloutTiled, MatchesTeamPerPathKernel) {
   });
 }
 
-// The GPU's blocks on every backend: tiles of 20 rows as two groups of 10 (N = 3, 19, 33, 40: one
-// partial tile, one and a partial, two whole), 2 units per thread (H = 7: an odd unit padded),
-// heads of 4 rows, weights read ahead; also tiles of 16 as 2 x 8 and 5 as 5 x 1 (heads 1 row), and
-// the GPU's blocks with the weights read in place. A block changes only who computes a value, not
-// its order of operations: same bits as the backend's own blocks.
+// The GPU's blocks on every backend: tiles of 20 rows as one group of 20 x 1 unit (float) and two
+// groups of 10 x 2 units (N = 3, 19, 33, 40: one partial tile, one and a partial, two whole; H = 7:
+// an odd unit padded), heads of 4 rows, weights read ahead; also tiles of 16 as 2 x 8 and 5 as
+// 5 x 1 (heads 1 row), and the GPU's blocks with the weights read in place. A block changes only
+// who computes a value, not its order of operations: same bits as the backend's own blocks.
 TYPED_TEST(RolloutTiled, RegisterBlocksMatch) {
   using Space = typename TypeParam::space;
   using Real = typename TypeParam::real;
   against_team_per_path<Space, Real>(1414, [](const auto& pb, GruReset reset, const auto& settings,
                                               const auto& reference, double tol) {
-    const auto b20 = tiled_blocked<20, 10, 2, 4, true, Space>(pb, reset, settings);
+    const auto b20 = tiled_blocked<20, 20, 1, 4, true, Space>(pb, reset, settings);
     hpt::test::expect_outputs_near(b20, reference, tol);
+    const auto b10 = tiled_blocked<20, 10, 2, 4, true, Space>(pb, reset, settings);
+    hpt::test::expect_outputs_near(b10, reference, tol);
     hpt::test::expect_outputs_near(tiled_blocked<16, 8, 2, 4, true, Space>(pb, reset, settings),
                                    reference, tol);
     hpt::test::expect_outputs_near(tiled_blocked<5, 5, 4, 1, true, Space>(pb, reset, settings),
                                    reference, tol);
     const auto own20 = tiled<20, Space>(pb, reset, settings);
-    const auto in_place = tiled_blocked<20, 10, 2, 4, false, Space>(pb, reset, settings);
+    const auto in_place = tiled_blocked<20, 20, 1, 4, false, Space>(pb, reset, settings);
     for (int o = 0; o < 4; ++o) {
       EXPECT_EQ(b20[o], own20[o]) << hpt::test::kOutputNames[o];
+      EXPECT_EQ(b10[o], own20[o]) << hpt::test::kOutputNames[o] << " (10 x 2)";
       EXPECT_EQ(in_place[o], own20[o]) << hpt::test::kOutputNames[o] << " (in place)";
     }
   });
