@@ -298,7 +298,7 @@ void CurveStudy::score_due(long long g) {
       batch_errors[std::size_t(b * K + row.k)].push_back(row.target - row.base[b]);
     }
     const bool learned = !settings_.level_model.empty();
-    combination_.update(row.run, it->first, experts_of(row, learned), row.target,
+    combination_.update(row.run, row.k, it->first, experts_of(row, learned), row.target,
                         evidence_unit(row, learned));
     if (learned && row.base_inside[kCombinedSlot] >= 0) {
       const Interval raw = combined_raw_interval(row);
@@ -531,7 +531,7 @@ void CurveStudy::combine_with_intervals(ForecastRow& row, const LevelForecast& l
     row.base_lo[kLearnedSlot] = learned.lo;
     row.base_hi[kLearnedSlot] = learned.hi;
   }
-  row.base[kCombinedSlot] = combination_.combine(row.run, experts_of(row, has_model));
+  row.base[kCombinedSlot] = combination_.combine(row.run, row.k, experts_of(row, has_model));
   if (!has_model) {
     empirical_interval(kCombinedSlot);
     return;

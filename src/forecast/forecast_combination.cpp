@@ -9,25 +9,35 @@ namespace hpt::forecast {
 ForecastCombination::ForecastCombination(const std::vector<long long>& spacing, int experts,
                                          int horizons)
     : experts_(experts),
-      evidence_(spacing.size() * std::size_t(experts), 0.0),
+      horizons_(std::max(horizons, 1)),
+      evidence_(spacing.size() * std::size_t(experts * horizons_), 0.0),
       updated_(spacing.size(), -1) {
   for (long long s : spacing)
-    target_weight_.push_back(double(std::max(s, 1LL)) / kUnitSteps / double(std::max(horizons, 1)));
+    target_weight_.push_back(double(std::max(s, 1LL)) / kUnitSteps / double(horizons_));
 }
 
-std::vector<double> ForecastCombination::weights(int run) const {
-  std::vector<double> e(evidence_.begin() + long(at(run)), evidence_.begin() + long(at(run + 1)));
-  e[0] -= kPrior;
-  const double least = *std::min_element(e.begin(), e.end());
-  std::vector<double> w(e.size());
+std::vector<double> ForecastCombination::weights(int run, int k) const {
+  std::vector<double> pooled(std::size_t(experts_), 0.0), own(std::size_t(experts_), 0.0);
+  for (int j = 0; j < horizons_; ++j)
+    for (int i = 0; i < experts_; ++i) {
+      const double e = evidence_[at(run, j) + std::size_t(i)];
+      pooled[std::size_t(i)] += e;
+      if (j == k) own[std::size_t(i)] = e;
+    }
+  pooled[0] -= kPrior;
+  const double least = *std::min_element(pooled.begin(), pooled.end());
+  const double least_own = *std::min_element(own.begin(), own.end());
+  std::vector<double> w(pooled.size());
   double sum = 0;
-  for (std::size_t i = 0; i < e.size(); ++i) sum += w[i] = std::exp(-kRate * (e[i] - least));
+  for (std::size_t i = 0; i < w.size(); ++i)
+    sum += w[i] =
+        std::exp(-kRate * (pooled[i] - least)) * (least_own + kRatioFloor) / (own[i] + kRatioFloor);
   for (double& x : w) x /= sum;
   return w;
 }
 
-double ForecastCombination::combine(int run, const std::vector<double>& experts) const {
-  const std::vector<double> w = weights(run);
+double ForecastCombination::combine(int run, int k, const std::vector<double>& experts) const {
+  const std::vector<double> w = weights(run, k);
   double sum = 0, weight = 0;
   for (int i = 0; i < experts_; ++i)
     if (std::isfinite(experts[std::size_t(i)]))
@@ -35,19 +45,21 @@ double ForecastCombination::combine(int run, const std::vector<double>& experts)
   return weight > 0 ? sum / weight : std::numeric_limits<double>::quiet_NaN();
 }
 
-void ForecastCombination::update(int run, long long step, const std::vector<double>& experts,
+void ForecastCombination::update(int run, int k, long long step, const std::vector<double>& experts,
                                  double target, double scale) {
   if (!std::isfinite(target)) return;
-  double* e = &evidence_[at(run)];
   long long& last = updated_[std::size_t(run)];
   const double decay =
       last < 0 ? 1.0 : std::exp(-double(std::max(step - last, 0LL)) / kMemorySteps);
   last = std::max(last, step);
+  for (int j = 0; j < horizons_; ++j)
+    for (int i = 0; i < experts_; ++i) evidence_[at(run, j) + std::size_t(i)] *= decay;
   const double unit = std::isfinite(scale) && scale > 0 ? scale : 1.0;
+  double* e = &evidence_[at(run, k)];
   for (int i = 0; i < experts_; ++i) {
     const double f = experts[std::size_t(i)];
     const double err = std::isfinite(f) ? std::min(kCap, std::fabs(f - target) / unit) : kCap;
-    e[i] = e[i] * decay + target_weight_[std::size_t(run)] * err;
+    e[i] += target_weight_[std::size_t(run)] * err;
   }
 }
 

@@ -6,7 +6,10 @@
 // (capped), forgotten with an e-folding of kMemorySteps steps. The learned expert starts with a
 // head start; on a run where a simple expert keeps beating it (a smooth curve that `loglin`
 // extrapolates, a memorising run that `last` holds), the weight moves to that expert within a few
-// hundred steps.
+// hundred steps. Each horizon's weights are further multiplied by the ratio of the least error of
+// any expert at that horizon to the expert's own (plus a floor), so that on a smooth curve, where
+// every error is a small fraction of the interval's width, the expert whose errors are several
+// times smaller still takes the weight.
 #include <vector>
 
 namespace hpt::forecast {
@@ -18,27 +21,31 @@ class ForecastCombination {
   static constexpr double kCap = 2.0;            // one target's error counts at most this much
   static constexpr double kMemorySteps = 200.0;  // evidence decays as exp(-steps / this)
   static constexpr double kUnitSteps = 10.0;     // origins this far apart give a target weight 1
+  static constexpr double kRatioFloor = 0.01;    // added to each horizon's evidence in the ratio
 
   // `spacing`: each run's steps between two origins; `horizons`: how many horizons share the
   // evidence. A target weighs (spacing / kUnitSteps) / horizons, so the weights do not depend on
   // the cadence of the origins.
   ForecastCombination(const std::vector<long long>& spacing, int experts, int horizons);
 
-  // The weighted mean of the finite forecasts among `experts` (NaN when none is finite).
-  double combine(int run, const std::vector<double>& experts) const;
-  // A target of `run` realised at `step`: the evidence decays to that step, then each expert's
-  // absolute error over `scale` (the learned interval's width; 1 when it has none), capped, joins
-  // it.
-  void update(int run, long long step, const std::vector<double>& experts, double target,
+  // The weighted mean of the finite forecasts among `experts` for horizon `k` (NaN when none is
+  // finite).
+  double combine(int run, int k, const std::vector<double>& experts) const;
+  // A target of `run` at horizon `k` realised at `step`: the run's evidence decays to that step,
+  // then each expert's absolute error over `scale` (the learned interval's width; 1 when it has
+  // none), capped, joins horizon k's.
+  void update(int run, int k, long long step, const std::vector<double>& experts, double target,
               double scale);
-  // The current weights (for reports), normalised over the experts.
-  std::vector<double> weights(int run) const;
+  // The current weights for horizon `k`, normalised over the experts: exp(-rate * (pooled evidence
+  // - head start)) times (least evidence at k + floor) / (own evidence at k + floor).
+  std::vector<double> weights(int run, int k) const;
 
  private:
-  std::size_t at(int run) const { return std::size_t(run * experts_); }
+  std::size_t at(int run, int k) const { return std::size_t((run * horizons_ + k) * experts_); }
   int experts_;
+  int horizons_;
   std::vector<double> target_weight_;  // per run
-  std::vector<double> evidence_;       // (run, expert), decayed to the run's last update
+  std::vector<double> evidence_;       // (run, horizon, expert), decayed to the run's last update
   std::vector<long long> updated_;     // the step of each run's last update (-1: none yet)
 };
 

@@ -100,44 +100,76 @@ TEST(ForecastCombination, WeightsFollowTheDecayedEvidenceOfADirectSum) {
   const long long every = 20;
   const int horizons = 4;
   ForecastCombination c({every}, 3, horizons);
-  std::vector<std::vector<double>> errors;
-  std::vector<long long> steps;
+  std::vector<std::vector<std::vector<double>>> errors(horizons);  // per horizon
+  std::vector<std::vector<long long>> steps(horizons);
   for (int j = 0; j < 60; ++j) {
     const long long step = 100 + every * (j / horizons);  // four targets realised per step
+    const int k = j % horizons;
     const double target = u(rng), scale = 0.2 + 0.1 * (j % 3);
     const std::vector<double> f{target + 0.05 * u(rng), target + 0.3 * u(rng), target + u(rng)};
-    c.update(0, step, f, target, scale);
-    errors.push_back({std::fabs(f[0] - target) / scale, std::fabs(f[1] - target) / scale,
-                      std::fabs(f[2] - target) / scale});
-    steps.push_back(step);
+    c.update(0, k, step, f, target, scale);
+    errors[std::size_t(k)].push_back({std::fabs(f[0] - target) / scale,
+                                      std::fabs(f[1] - target) / scale,
+                                      std::fabs(f[2] - target) / scale});
+    steps[std::size_t(k)].push_back(step);
   }
-  std::vector<double> e = evidence_by_sum(errors, steps, double(every) / 10.0 / horizons);
-  e[0] -= ForecastCombination::kPrior;
-  const double least = *std::min_element(e.begin(), e.end());
-  double sum = 0;
-  for (double& x : e) sum += x = std::exp(-ForecastCombination::kRate * (x - least));
-  const std::vector<double> w = c.weights(0);
-  for (std::size_t i = 0; i < 3; ++i) EXPECT_NEAR(w[i], e[i] / sum, 1e-12);
+  const double weight = double(every) / 10.0 / horizons;
+  std::vector<std::vector<double>> own;
+  std::vector<double> pooled(3, 0.0);
+  for (int k = 0; k < horizons; ++k) {
+    // Every horizon's last target came at the same (newest) step, so each sum decays to it.
+    own.push_back(evidence_by_sum(errors[std::size_t(k)], steps[std::size_t(k)], weight));
+    for (std::size_t i = 0; i < 3; ++i) pooled[i] += own.back()[i];
+  }
+  pooled[0] -= ForecastCombination::kPrior;
+  const double least = *std::min_element(pooled.begin(), pooled.end());
+  for (int k = 0; k < horizons; ++k) {
+    const std::vector<double>& o = own[std::size_t(k)];
+    const double least_own = *std::min_element(o.begin(), o.end());
+    std::vector<double> e(3);
+    double sum = 0;
+    for (std::size_t i = 0; i < 3; ++i)
+      sum += e[i] = std::exp(-ForecastCombination::kRate * (pooled[i] - least)) *
+                    (least_own + ForecastCombination::kRatioFloor) /
+                    (o[i] + ForecastCombination::kRatioFloor);
+    const std::vector<double> w = c.weights(0, k);
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_NEAR(w[i], e[i] / sum, 1e-12);
+  }
+  const std::vector<double> w = c.weights(0, 1);
   const std::vector<double> f{1.0, 2.0, std::nan("")};
-  EXPECT_NEAR(c.combine(0, f), (w[0] * 1.0 + w[1] * 2.0) / (w[0] + w[1]), 1e-12);
+  EXPECT_NEAR(c.combine(0, 1, f), (w[0] * 1.0 + w[1] * 2.0) / (w[0] + w[1]), 1e-12);
+}
+
+TEST(ForecastCombination, OnASmoothCurveTheExpertWithTheSmallestErrorsTakesTheWeight) {
+  // Every error a small fraction of the interval's width: the exponential weights alone hardly
+  // separate the experts; the error ratio gives expert 2 (five times closer than expert 1) the
+  // most.
+  ForecastCombination c({10}, 3, 2);
+  for (long long step = 10; step <= 1000; step += 10)
+    for (int k = 0; k < 2; ++k) c.update(0, k, step, {1.02, 1.005, 1.001}, 1.0, 1.0);
+  const std::vector<double> w = c.weights(0, 0);
+  EXPECT_GT(w[2], 0.6);
+  EXPECT_GT(w[2], 3.0 * w[1]);
+  EXPECT_EQ(c.weights(0, 1), w);  // the same errors at both horizons
 }
 
 TEST(ForecastCombination, ALearnedForecastThatKeepsMissingLosesItsWeightRunByRun) {
   ForecastCombination c({10, 10}, 3, 1);
-  const std::vector<double> before = c.weights(0);
+  const std::vector<double> before = c.weights(0, 0);
   EXPECT_GT(before[0], before[1]);  // the head start of the learned forecast
   EXPECT_DOUBLE_EQ(before[1], before[2]);
   // Run 0: expert 2 is exact, the learned forecast misses by two interval widths.
-  for (long long step = 10; step <= 1000; step += 10) c.update(0, step, {2.0, 0.5, 1.0}, 1.0, 0.5);
-  EXPECT_GT(c.weights(0)[2], 0.99);
-  EXPECT_NEAR(c.combine(0, {2.0, 0.5, 1.0}), 1.0, 0.01);
+  for (long long step = 10; step <= 1000; step += 10)
+    c.update(0, 0, step, {2.0, 0.5, 1.0}, 1.0, 0.5);
+  EXPECT_GT(c.weights(0, 0)[2], 0.99);
+  EXPECT_NEAR(c.combine(0, 0, {2.0, 0.5, 1.0}), 1.0, 0.01);
   // Run 1 learns apart; a target without a value changes nothing.
-  c.update(1, 10, {2.0, 0.5, 1.0}, std::nan(""), 0.5);
-  EXPECT_EQ(c.weights(1), before);
+  c.update(1, 0, 10, {2.0, 0.5, 1.0}, std::nan(""), 0.5);
+  EXPECT_EQ(c.weights(1, 0), before);
   // After the run turns (the learned forecast exact again) the old misses are forgotten.
   for (long long step = 1010; step <= 3000; step += 10)
-    c.update(0, step, {1.0, 0.5, 1.5}, 1.0, 0.5);
-  EXPECT_GT(c.weights(0)[0], 0.6);
+    c.update(0, 0, step, {1.0, 0.5, 1.5}, 1.0, 0.5);
+  EXPECT_GT(c.weights(0, 0)[0], 0.6);
 }
 
 TEST(ForecastCombination, TheWeightsHardlyDependOnTheCadenceOfTheOrigins) {
@@ -146,10 +178,11 @@ TEST(ForecastCombination, TheWeightsHardlyDependOnTheCadenceOfTheOrigins) {
   ForecastCombination fine({10}, 3, 1), coarse({50}, 3, 1);
   const std::vector<double> f{1.3, 1.1, 1.0};
   for (long long step = 10; step <= 2000; step += 10) {
-    fine.update(0, step, f, 1.0, 1.0);
-    if (step % 50 == 0) coarse.update(0, step, f, 1.0, 1.0);
+    fine.update(0, 0, step, f, 1.0, 1.0);
+    if (step % 50 == 0) coarse.update(0, 0, step, f, 1.0, 1.0);
   }
-  for (std::size_t i = 0; i < 3; ++i) EXPECT_NEAR(fine.weights(0)[i], coarse.weights(0)[i], 0.05);
+  for (std::size_t i = 0; i < 3; ++i)
+    EXPECT_NEAR(fine.weights(0, 0)[i], coarse.weights(0, 0)[i], 0.05);
 }
 
 }  // namespace
