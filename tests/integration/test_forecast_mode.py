@@ -115,10 +115,11 @@ with f5.File(outputs["h5"], "r") as f, f5.File(outputs["csv"], "r") as g:
           "stop list summary stored")
 
 # The combined forecast rebuilt from the stored learned, last and loglin forecasts with the rule
-# written out here: per run, weights exp(-(E - P)) with P = 1 for learned; E sums each realised
-# target's error in learned interval widths (capped at 2), times (every / 10) / horizons, decayed by
-# exp(-steps / 200) from the step at which it became known; targets known at an origin count there.
-# last and loglin enter held inside the learned 90 % interval of their row.
+# written out here: per run and horizon, weights exp(-(E - P)) * (min(E_k) + 0.01) / (E_k + 0.01)
+# with P = 1 for learned; E_k sums each realised target of horizon k's error in learned interval
+# widths (capped at 2), times (every / 10) / horizons, decayed by exp(-steps / 200) from the step at
+# which it became known, E the sum over horizons; targets known at an origin count there. last and
+# loglin enter held inside the learned 90 % interval of their row.
 with f5.File(outputs["h5"], "r") as f:
     run_of, origin, hz = f["forecasts/run"][...], f["forecasts/origin"][...], f["forecasts/horizon"][...]
     target = f["forecasts/target"][...]
@@ -129,21 +130,26 @@ with f5.File(outputs["h5"], "r") as f:
     ex[1:] = np.clip(ex[1:], lo_l, hi_l)
     combined = f["baselines/combined/forecast"][...]
     lo_c, hi_c = f["baselines/combined/q05"][...], f["baselines/combined/q95"][...]
-    unit = (10 / 10) / 3
+    horizons = sorted(set(hz.tolist()))
+    unit = (10 / 10) / len(horizons)
     worst = 0.0
     for r in np.unique(run_of):
         rows = np.where(run_of == r)[0]
         known_at = origin[rows] + hz[rows] + 5
-        e, last, pending = np.zeros(3), None, sorted(rows[~np.isnan(target[rows])], key=lambda i: origin[i] + hz[i] + 5)
+        e = {h: np.zeros(3) for h in horizons}
+        last, pending = None, sorted(rows[~np.isnan(target[rows])], key=lambda i: origin[i] + hz[i] + 5)
         for i in rows[np.argsort(origin[rows], kind="stable")]:
             while pending and origin[pending[0]] + hz[pending[0]] + 5 <= origin[i]:
                 j = pending.pop(0)
                 t = origin[j] + hz[j] + 5
-                e *= 1.0 if last is None else math.exp(-(t - last) / 200)
+                for h in horizons:
+                    e[h] *= 1.0 if last is None else math.exp(-(t - last) / 200)
                 last = t
                 err = np.where(np.isfinite(ex[:, j]), np.abs(ex[:, j] - target[j]) / width[j], 2.0)
-                e += unit * np.minimum(err, 2.0)
-            w = np.exp(-(e - np.array([1.0, 0, 0]) - np.min(e - np.array([1.0, 0, 0]))))
+                e[hz[j]] += unit * np.minimum(err, 2.0)
+            pooled = sum(e.values()) - np.array([1.0, 0, 0])
+            own = e[hz[i]]
+            w = np.exp(-(pooled - np.min(pooled))) * (np.min(own) + 0.01) / (own + 0.01)
             ok = np.isfinite(ex[:, i])
             expect = np.sum(w[ok] * ex[ok, i]) / np.sum(w[ok])
             worst = max(worst, abs(expect - combined[i]))
