@@ -16,9 +16,13 @@
 //    owner thread's registers across the barrier that ends the products (no scratch copy), which
 //    keeps a tile of 20 rows within Kokkos 3.4's 40 KB of level-0 scratch.
 // The heads (A h, B h of the prior, C's h-part of the loss head, |h|^2) are a second product with
-// the columns of A and B interleaved in pairs, so the thread that owns the pair (A_i, B_i) of a few
+// the columns of A and B interleaved in pairs, so the thread that owns a pair (A_i, B_i) of a few
 // rows forms s_i at once, from a draw made during the previous step's loss head by the threads
-// that the loss head leaves idle; the loss head and the path update run one thread per row.
+// that the loss head leaves idle; the loss head and the path update run one thread per row. On a
+// GPU a thread owns two pairs of 4 rows, so the heads of a tile are one round of the team even at
+// H = 128 (128 threads).
+// Where the scratch allows it (H = 128 on a GPU, not 256), the new h goes to a second buffer and
+// the two swap roles each step: no copy and one barrier less per step.
 //
 // The step's helpers are the shared ones (prior_sample, loss_delta, advance_loss_features); the GRU
 // update and the draws are written out in the tile loops: this kernel is register-bound, and as
@@ -79,10 +83,12 @@ constexpr int tile_row_block() {
 }
 
 // Columns of the heads' product one thread owns (pairs (A_i, B_i) stay with one thread): on a CPU a
-// vector of 8 floats, on a GPU one pair.
+// vector of 8 floats, on a GPU two pairs (one 16-byte load of weights per h value; with S = 32 a
+// tile of 20 rows is 18 x 5 = 90 items, one round even of the 128 threads of H = 128, where one
+// pair per thread took 170 items in two rounds).
 template <class Space>
 constexpr int tile_head_unit_block() {
-  return team_vector_length<Space>() > 1 ? 2 : 8;
+  return team_vector_length<Space>() > 1 ? 4 : 8;
 }
 
 // Rows of a tile one thread owns in the heads' product (its columns: tile_head_unit_block).
@@ -251,18 +257,24 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
   // chosen one; where that is lower (not expected: the launch bound allows 256), the second runs
   // with the limit and the layout that goes with it.
   for (int pass = 0; pass < 2; ++pass) {
-    // With one item per thread (the GPU's choice), the new h waits in the owner's registers for the
-    // barrier that ends the products; otherwise it goes through scratch.
-    const bool regs = !before && team_size >= items;
-
-    // Scratch (unit-major tiles of R rows): xh = [x; h]; the new h unless it stays in registers;
-    // with reset Before also r*h, z and W_n x; s and the heads' sums C_0 h, C_1 h, |h|^2; the loss
-    // states.
+    // Scratch (unit-major tiles of R rows): xh = [x; h]; a second h (work, H x R) unless the new h
+    // stays in registers; with reset Before also r*h, z and W_n x; s and the heads' sums C_0 h,
+    // C_1 h, |h|^2; the loss states.
+    const auto scratch_bytes = [&](const int work) {
+      return std::size_t(W) * R * sizeof(Real) + 16 +  // xh, 16-byte aligned
+             std::size_t(work > 0 ? Scratch::shmem_size(std::size_t(work) * R) : 0) +
+             Scratch::shmem_size(std::size_t(sums) * R) + StateScratch::shmem_size(R);
+    };
+    // With reset After the new h goes to a second h buffer and the two swap roles each step (no
+    // copy, and no barrier between the products and the heads but the one that ends the
+    // products) where the second buffer leaves the scratch on chip (on a GPU H = 128, not 256);
+    // else, with one item per thread (the GPU's choice), the new h waits in the owner's registers
+    // for the barrier that ends the products, then is written over the old; otherwise it goes
+    // through scratch and is copied.
+    const bool swap_h = !before && detail::scratch_level_for<Space>(scratch_bytes(H)) == 0;
+    const bool regs = !before && !swap_h && team_size >= items;
     const int work = (regs ? 0 : H) + (before ? 3 * H : 0);
-    const std::size_t bytes =
-        std::size_t(W) * R * sizeof(Real) + 16 +  // xh, 16-byte aligned
-        std::size_t(work > 0 ? Scratch::shmem_size(std::size_t(work) * R) : 0) +
-        Scratch::shmem_size(std::size_t(sums) * R) + StateScratch::shmem_size(R);
+    const std::size_t bytes = scratch_bytes(work);
     const int level = detail::scratch_level_for<Space>(bytes);
 
     // At most kTiledTeamThreads threads per team and two teams per GPU multiprocessor: the compiler
@@ -289,7 +301,7 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
       Real* const norm2 = sm.data() + (S + 2) * R;      // (R) |h|^2
       Real* const prior_eps = sm.data() + (S + 3) * R;  // (S, R) the prior's draws of the step
       StateScratch state(team.team_scratch(level), R);
-      Real* const hcur = xh + I * R;
+      Real* hcur = xh + I * R;  // h of the step (swap_h: alternates with hn)
       // The prior's draws of step k for the tile's rows into prior_eps: by the threads beyond the
       // first `rows` (those run the loss head meanwhile) where the team has twice as many, else by
       // all.
@@ -380,6 +392,7 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
             }
           };
           columns(0, I, anx);  // W x
+          xc = hcur + t0;      // swap_h: h is not always the continuation of x
           columns(I, W, anh);  // U h
           HPT_UNROLL_ALL
           for (int v = 0; v < UB; ++v) {
@@ -446,7 +459,11 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
           });
           team.team_barrier();
         }
-        if (regs) {  // one item per thread: write my block of the new h
+        if (swap_h) {  // the new h becomes the step's h, the old one the next step's buffer
+          Real* const old = hcur;
+          hcur = hn;
+          hn = old;
+        } else if (regs) {  // one item per thread: write my block of the new h
           if (mine >= 0) {
             const int j0 = mine % unit_blocks * UB, t0 = mine / unit_blocks * RB;
             HPT_UNROLL_ALL
@@ -460,7 +477,7 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
           Kokkos::parallel_for(Kokkos::TeamVectorRange(team, H * R),
                                [&](const int i) { hcur[i] = hn[i]; });
         }
-        team.team_barrier();
+        if (!swap_h) team.team_barrier();
 
         // Heads on the new h: the column pairs (A_i h, B_i h), then s_i = mu + sigma eps at once,
         // and (C_0 h, C_1 h), per RBH rows x UB columns; |h|^2 per RBH rows (the last R / RBH

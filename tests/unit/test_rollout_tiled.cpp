@@ -44,15 +44,15 @@ std::vector<std::vector<double>> tiled(const Problem<Real, Mem>& pb, GruReset re
       }));
 }
 
-// With explicit register blocks: RB rows x UB units per thread, heads RBH rows x UB columns, the
+// With explicit register blocks: RB rows x UB units per thread, heads RBH rows x HU columns, the
 // weights read a column ahead into registers (PF, the GPU's form) or in place.
-template <int R, int RB, int UB, int RBH, bool PF, class Space, class Real, class Mem>
+template <int R, int RB, int UB, int RBH, bool PF, int HU, class Space, class Real, class Mem>
 std::vector<std::vector<double>> tiled_blocked(const Problem<Real, Mem>& pb, GruReset reset,
                                                const hpt::RolloutSettings& settings) {
   return all_outputs(
       hpt::test::run_rollout<Space>(pb, settings, [&](const hpt::RolloutOutputs<Real, Mem>& out) {
-        hpt::ensemble_rollout_tiled<R, Space, Real, RB, UB, RBH, PF>(Space(), pb.params, reset,
-                                                                     pb.h0, pb.in, settings, out);
+        hpt::ensemble_rollout_tiled<R, Space, Real, RB, UB, RBH, PF, HU>(
+            Space(), pb.params, reset, pb.h0, pb.in, settings, out);
       }));
 }
 
@@ -93,37 +93,42 @@ TYPED_TEST(RolloutTiled, MatchesTeamPerPathKernel) {
 
 // The GPU's blocks on every backend: tiles of 20 rows as one group of 20 x 1 unit (float) and two
 // groups of 10 x 2 units (N = 3, 19, 33, 40: one partial tile, one and a partial, two whole; H = 7:
-// an odd unit padded), heads of 4 rows, weights read ahead; also tiles of 16 as 2 x 8 and 5 as
-// 5 x 1 (heads 1 row), and the GPU's blocks with the weights read in place. A block changes only
-// who computes a value, not its order of operations: same bits as the backend's own blocks.
+// an odd unit padded), heads of 4 rows x one column pair, weights read ahead; also tiles of 16 as
+// 2 x 8 and 5 as 5 x 1 (heads 1 row), the GPU's blocks with the weights read in place, and heads
+// of 4 or 5 rows x two column pairs (the GPU's heads). A block changes only who computes a value,
+// not its order of operations: same bits as the backend's own blocks.
 TYPED_TEST(RolloutTiled, RegisterBlocksMatch) {
   using Space = typename TypeParam::space;
   using Real = typename TypeParam::real;
   against_team_per_path<Space, Real>(1414, [](const auto& pb, GruReset reset, const auto& settings,
                                               const auto& reference, double tol) {
-    const auto b20 = tiled_blocked<20, 20, 1, 4, true, Space>(pb, reset, settings);
+    const auto b20 = tiled_blocked<20, 20, 1, 4, true, 2, Space>(pb, reset, settings);
     hpt::test::expect_outputs_near(b20, reference, tol);
-    const auto b10 = tiled_blocked<20, 10, 2, 4, true, Space>(pb, reset, settings);
+    const auto b10 = tiled_blocked<20, 10, 2, 4, true, 2, Space>(pb, reset, settings);
     hpt::test::expect_outputs_near(b10, reference, tol);
-    hpt::test::expect_outputs_near(tiled_blocked<16, 8, 2, 4, true, Space>(pb, reset, settings),
+    hpt::test::expect_outputs_near(tiled_blocked<16, 8, 2, 4, true, 2, Space>(pb, reset, settings),
                                    reference, tol);
-    hpt::test::expect_outputs_near(tiled_blocked<5, 5, 4, 1, true, Space>(pb, reset, settings),
+    hpt::test::expect_outputs_near(tiled_blocked<5, 5, 4, 1, true, 2, Space>(pb, reset, settings),
                                    reference, tol);
     const auto own20 = tiled<20, Space>(pb, reset, settings);
-    const auto in_place = tiled_blocked<20, 20, 1, 4, false, Space>(pb, reset, settings);
+    const auto in_place = tiled_blocked<20, 20, 1, 4, false, 2, Space>(pb, reset, settings);
+    const auto heads4 = tiled_blocked<20, 20, 1, 4, true, 4, Space>(pb, reset, settings);
+    const auto heads4x5 = tiled_blocked<20, 20, 1, 5, true, 4, Space>(pb, reset, settings);
     for (int o = 0; o < 4; ++o) {
       EXPECT_EQ(b20[o], own20[o]) << hpt::test::kOutputNames[o];
       EXPECT_EQ(b10[o], own20[o]) << hpt::test::kOutputNames[o] << " (10 x 2)";
       EXPECT_EQ(in_place[o], own20[o]) << hpt::test::kOutputNames[o] << " (in place)";
+      EXPECT_EQ(heads4[o], own20[o]) << hpt::test::kOutputNames[o] << " (heads 4 x 4)";
+      EXPECT_EQ(heads4x5[o], own20[o]) << hpt::test::kOutputNames[o] << " (heads 5 x 4)";
     }
   });
 }
 
-// One work item per thread keeps the new h in registers across the step's barrier; fewer threads
-// than items send it through scratch. Both give the same bits (from 2 threads a team has one item
-// per thread here: H = 3 is 2 blocks of 2 units, a tile of 4 rows one group; host teams are limited
-// to the thread pool, so OpenMP needs 2 threads to take the register path).
-TYPED_TEST(RolloutTiled, NewHiddenInRegistersOrScratch) {
+// One work item per thread or several give the same bits (from 2 threads a team has one item per
+// thread here: H = 3 is 2 blocks of 2 units, a tile of 4 rows one group; host teams are limited to
+// the thread pool). A tile this small swaps its two h buffers; where they do not fit, the new h
+// waits in registers or goes through scratch: NewHiddenSwappedOrKept.
+TYPED_TEST(RolloutTiled, NewHiddenWithOneOrManyItemsPerThread) {
   using Space = typename TypeParam::space;
   using Real = typename TypeParam::real;
   using Mem = typename Space::memory_space;
@@ -134,14 +139,35 @@ TYPED_TEST(RolloutTiled, NewHiddenInRegistersOrScratch) {
   const auto reference = hpt::test::team_per_path_outputs<Space>(pb, c.reset, settings);
   const double tol = 4.0 * (c.Y + 1) * hpt::test::tolerance<Real>(c.H + c.I);
   settings.team_size = 1;
-  const auto one = tiled_blocked<4, 4, 2, 2, true, Space>(pb, c.reset, settings);
+  const auto one = tiled_blocked<4, 4, 2, 2, true, 2, Space>(pb, c.reset, settings);
   hpt::test::expect_outputs_near(one, reference, tol);
   for (const int team_size : {2, 4, 8}) {
     settings.team_size = team_size;
-    const auto out = tiled_blocked<4, 4, 2, 2, true, Space>(pb, c.reset, settings);
+    const auto out = tiled_blocked<4, 4, 2, 2, true, 2, Space>(pb, c.reset, settings);
     for (int o = 0; o < 4; ++o)
       EXPECT_EQ(out[o], one[o]) << hpt::test::kOutputNames[o] << " team_size " << team_size;
   }
+}
+
+// With reset After the new h goes to a second scratch buffer where that fits level 0 (tiles of 4
+// here), else it waits in registers (a GPU's tile of 20 at H = 256: one item per thread) or goes
+// through scratch (a host's: its level 0 is 32 KB). Both against the team-per-path kernel: tiles
+// of different sizes are not bit for bit equal in float on a host even where neither swaps (seen
+// at H = 1024 with tiles of 4 and 20), so the two paths are not compared bit for bit.
+TYPED_TEST(RolloutTiled, NewHiddenSwappedOrKept) {
+  using Space = typename TypeParam::space;
+  using Real = typename TypeParam::real;
+  using Mem = typename Space::memory_space;
+  std::mt19937 gen(57);
+  const Case c{2, 21, 256, 64, 8, 3, FeatureUpdate::Rich, GruReset::After};
+  const Problem<Real, Mem> pb(c.E, c.H, c.S, c.I, gen);
+  const auto settings = settings_for(c);
+  const auto reference = hpt::test::team_per_path_outputs<Space>(pb, c.reset, settings);
+  const double tol = 4.0 * (c.Y + 1) * hpt::test::tolerance<Real>(c.H + c.I);
+  const auto swapped = tiled<4, Space>(pb, c.reset, settings);
+  const auto kept = tiled<20, Space>(pb, c.reset, settings);
+  hpt::test::expect_outputs_near(swapped, reference, tol);
+  hpt::test::expect_outputs_near(kept, reference, tol);
 }
 
 // Each value has one owner thread and a fixed summation order: any team size gives the same bits.
