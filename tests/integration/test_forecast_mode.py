@@ -135,7 +135,6 @@ with f5.File(outputs["h5"], "r") as f:
     worst = 0.0
     for r in np.unique(run_of):
         rows = np.where(run_of == r)[0]
-        known_at = origin[rows] + hz[rows] + 5
         e = {h: np.zeros(3) for h in horizons}
         last, pending = None, sorted(rows[~np.isnan(target[rows])], key=lambda i: origin[i] + hz[i] + 5)
         for i in rows[np.argsort(origin[rows], kind="stable")]:

@@ -64,18 +64,23 @@ template <class T>
 class RolloutTiled : public ::testing::Test {};
 TYPED_TEST_SUITE(RolloutTiled, hpt::test::BackendsAndPrecisions, hpt::test::TypedTestNames);
 
-// Calls check(pb, settings, reference, tol) for every case: a random problem, its settings, the
+// Calls check(pb, reset, settings, reference, tol) for case c: a random problem, its settings, the
 // team-per-path kernel's outputs and the tolerance against them.
+template <class Space, class Real, class Check>
+void against_team_per_path(std::mt19937& gen, const Case& c, const Check& check) {
+  const Problem<Real, typename Space::memory_space> pb(c.E, c.H, c.S, c.I, gen);
+  const auto settings = settings_for(c);
+  const auto reference = hpt::test::team_per_path_outputs<Space>(pb, c.reset, settings);
+  check(pb, c.reset, settings, reference, 4.0 * (c.Y + 1) * hpt::test::tolerance<Real>(c.H + c.I));
+}
+
+// The same for every case of kCases.
 template <class Space, class Real, class Check>
 void against_team_per_path(unsigned seed, const Check& check) {
   std::mt19937 gen(seed);
   for (const auto& c : kCases) {
     SCOPED_TRACE(case_label(c));
-    const Problem<Real, typename Space::memory_space> pb(c.E, c.H, c.S, c.I, gen);
-    const auto settings = settings_for(c);
-    const auto reference = hpt::test::team_per_path_outputs<Space>(pb, c.reset, settings);
-    check(pb, c.reset, settings, reference,
-          4.0 * (c.Y + 1) * hpt::test::tolerance<Real>(c.H + c.I));
+    against_team_per_path<Space, Real>(gen, c, check);
   }
 }
 
@@ -131,22 +136,22 @@ TYPED_TEST(RolloutTiled, RegisterBlocksMatch) {
 TYPED_TEST(RolloutTiled, NewHiddenWithOneOrManyItemsPerThread) {
   using Space = typename TypeParam::space;
   using Real = typename TypeParam::real;
-  using Mem = typename Space::memory_space;
   std::mt19937 gen(31);
   const Case c{2, 7, 3, 64, 2, 11, FeatureUpdate::Rich, GruReset::After};
-  const Problem<Real, Mem> pb(c.E, c.H, c.S, c.I, gen);
-  auto settings = settings_for(c);
-  const auto reference = hpt::test::team_per_path_outputs<Space>(pb, c.reset, settings);
-  const double tol = 4.0 * (c.Y + 1) * hpt::test::tolerance<Real>(c.H + c.I);
-  settings.team_size = 1;
-  const auto one = tiled_blocked<4, 4, 2, 2, true, 2, Space>(pb, c.reset, settings);
-  hpt::test::expect_outputs_near(one, reference, tol);
-  for (const int team_size : {2, 4, 8}) {
-    settings.team_size = team_size;
-    const auto out = tiled_blocked<4, 4, 2, 2, true, 2, Space>(pb, c.reset, settings);
-    for (int o = 0; o < 4; ++o)
-      EXPECT_EQ(out[o], one[o]) << hpt::test::kOutputNames[o] << " team_size " << team_size;
-  }
+  against_team_per_path<Space, Real>(
+      gen, c,
+      [](const auto& pb, GruReset reset, const auto& chosen, const auto& reference, double tol) {
+        auto settings = chosen;
+        settings.team_size = 1;
+        const auto one = tiled_blocked<4, 4, 2, 2, true, 2, Space>(pb, reset, settings);
+        hpt::test::expect_outputs_near(one, reference, tol);
+        for (const int team_size : {2, 4, 8}) {
+          settings.team_size = team_size;
+          const auto out = tiled_blocked<4, 4, 2, 2, true, 2, Space>(pb, reset, settings);
+          for (int o = 0; o < 4; ++o)
+            EXPECT_EQ(out[o], one[o]) << hpt::test::kOutputNames[o] << " team_size " << team_size;
+        }
+      });
 }
 
 // With reset After the new h goes to a second scratch buffer where that fits level 0 (tiles of 4
@@ -157,17 +162,15 @@ TYPED_TEST(RolloutTiled, NewHiddenWithOneOrManyItemsPerThread) {
 TYPED_TEST(RolloutTiled, NewHiddenSwappedOrKept) {
   using Space = typename TypeParam::space;
   using Real = typename TypeParam::real;
-  using Mem = typename Space::memory_space;
   std::mt19937 gen(57);
   const Case c{2, 21, 256, 64, 8, 3, FeatureUpdate::Rich, GruReset::After};
-  const Problem<Real, Mem> pb(c.E, c.H, c.S, c.I, gen);
-  const auto settings = settings_for(c);
-  const auto reference = hpt::test::team_per_path_outputs<Space>(pb, c.reset, settings);
-  const double tol = 4.0 * (c.Y + 1) * hpt::test::tolerance<Real>(c.H + c.I);
-  const auto swapped = tiled<4, Space>(pb, c.reset, settings);
-  const auto kept = tiled<20, Space>(pb, c.reset, settings);
-  hpt::test::expect_outputs_near(swapped, reference, tol);
-  hpt::test::expect_outputs_near(kept, reference, tol);
+  against_team_per_path<Space, Real>(
+      gen, c,
+      [](const auto& pb, GruReset reset, const auto& settings, const auto& reference, double tol) {
+        hpt::test::expect_outputs_near(tiled<4, Space>(pb, reset, settings), reference,
+                                       tol);  // swaps
+        hpt::test::expect_outputs_near(tiled<20, Space>(pb, reset, settings), reference, tol);
+      });
 }
 
 // Each value has one owner thread and a fixed summation order: any team size gives the same bits.
