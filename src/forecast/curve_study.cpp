@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "forecast/logged_anchor.hpp"
 #include "forecast/origin_share.hpp"
 #include "kernels/ensemble_rollout.hpp"
 
@@ -507,6 +508,12 @@ ForecastRow CurveStudy::forecast_row(const CurveForecast& f, const OriginFits& f
   LevelForecast learned;
   if (!settings_.level_model.empty()) {
     learned = level_forecast(level_model(r), level_features(fits.level, run.steps, run.lr, h));
+    if (anchored_between_logs(run, h)) {
+      const int next = int(run.logged_every);
+      const LevelForecast at_next =
+          level_forecast(level_model(r), level_features(fits.level, run.steps, run.lr, next));
+      learned = anchor_to_logged(run, n, h, learned, at_next);
+    }
     row.base[kLearnedSlot] = learned.mid;
   }
   combine_with_intervals(row, learned);
