@@ -17,8 +17,8 @@ bool anchored_between_logs(const Curve& run, int h);
 
 // The forecast of the target window h steps after the origin (entry n - 1 of `run`, a logged one),
 // each of median and bounds: the window's mean loss, where a step before the origin has the run's
-// loss, a step up to the next logged one (origin + Δ) the line from the logged loss at the origin to
-// `at_next` (the forecast at Δ), and a later step `at_h` (the forecast at h); then its log.
+// loss, a step up to the next logged one (origin + Δ) the line from the logged loss at the origin
+// to `at_next` (the forecast at Δ), and a later step `at_h` (the forecast at h); then its log.
 LevelForecast anchor_to_logged(const Curve& run, int n, int h, const LevelForecast& at_h,
                                const LevelForecast& at_next);
 

@@ -1,8 +1,8 @@
-// Forecasts of runs logged every few steps anchored at the logged loss (forecast/logged_anchor.hpp):
-// given the exact log loss at the next logged step and at h, the anchored forecast equals the
-// scored target (baselines' target_log_loss of the densified run, an independent computation) for
-// windows before, across and after the origin; bounds stay ordered; runs logged every step and
-// windows beyond the next logged step are never anchored.
+// Forecasts of runs logged every few steps anchored at the logged loss
+// (forecast/logged_anchor.hpp): given the exact log loss at the next logged step and at h, the
+// anchored forecast equals the scored target (baselines' target_log_loss of the densified run, an
+// independent computation) for windows before, across and after the origin; bounds stay ordered;
+// runs logged every step and windows beyond the next logged step are never anchored.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -31,7 +31,9 @@ Curve logged_every_25() {
 }
 
 // The entries up to (and including) step g.
-int entries_to(const Curve& c, long long g) { return int(g - c.steps.front() + 1); }
+int entries_to(const Curve& c, long long g) {
+  return int(g - c.steps.front() + 1);
+}
 
 double log_loss_at(const Curve& c, long long s) {
   return std::log(c.loss[std::size_t(s - c.steps.front())]);
