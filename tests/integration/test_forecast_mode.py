@@ -326,6 +326,55 @@ with f5.File(sparse["sparse"], "r") as f, f5.File(sparse["sparse_changed"], "r")
                          g["origins/beat_probability"][...][o_early], equal_nan=True),
           "sparse: and so is every judgment made at or before it")
 
+# Forecasts h steps ahead whose target window lies before the next logged step (here 5, 10 and 15
+# steps ahead, logged every 20) are the line from the loss logged at the origin to the learned
+# forecast of the next logged step: every horizon of one origin must imply the same forecast of
+# that step, solved here from the densified loss of the thinned file
+# (docs/method.md#runs-logged-every-few-steps).
+def next_logged_forecast(loss_at, g, h, learned, every=20):
+    """The loss at g + every that makes the window's mean equal exp(learned), the rest of the window
+    known (steps <= g: the line between logged losses)."""
+    known, weight = 0.0, 0.0
+    for s in range(g + h - 4, g + h + 6):
+        w = (s - g) / every
+        known += loss_at(s) if s <= g else loss_at(g) * (1.0 - w)
+        weight += max(w, 0.0)
+    return (10.0 * math.exp(learned) - known) / weight
+
+
+def densified_loss(path):
+    runs = {}
+    with open(path) as src:
+        cols = src.readline().strip().split(",")
+        for line in src:
+            v = line.strip().split(",")
+            runs.setdefault(v[cols.index("run")], []).append((int(v[cols.index("step")]),
+                                                              float(v[cols.index("loss")])))
+    return {rid: (lambda pts: lambda s: float(np.interp(s, *zip(*sorted(pts)))))(pts)
+            for rid, pts in runs.items()}
+
+
+thinned_copy(os.path.join(a.work, "every20.csv"), lambda rid, step: step % 20 == 0)
+r = run(a.hpt, deck, f"forecast.input={a.work}/every20.csv", f"output.dir={a.work}/out_anchor",
+        "output.name=fc", "forecast.ensemble=off", *small[1:], "forecast.horizons=5,10,15,30")
+check(r.returncode == 0, "sparse: horizons inside the logging interval", r.stdout[-2000:] + r.stderr)
+loss_of = densified_loss(os.path.join(a.work, "every20.csv"))
+with f5.File(os.path.join(a.work, "out_anchor", "fc.h5"), "r") as f:
+    ids = {int(x.attrs["index"]): (x.attrs["id"].decode() if isinstance(x.attrs["id"], bytes)
+                                   else x.attrs["id"]) for x in f["runs"].values()}
+    rows = zip(f["forecasts/run"][...], f["forecasts/origin"][...], f["forecasts/horizon"][...],
+               f["baselines/learned/forecast"][...])
+    implied = {}
+    for rr, g, h, learned in rows:
+        if h in (5, 10, 15):
+            implied.setdefault((rr, g), []).append(
+                next_logged_forecast(loss_of[ids[rr]], int(g), int(h), learned))
+    pairs = [v for v in implied.values() if len(v) == 3]
+    spread = max((max(v) - min(v)) / abs(min(v)) for v in pairs) if pairs else math.inf
+    check(len(pairs) > 20 and spread < 1e-9,
+          "sparse: forecasts inside the logging interval rest on one forecast of the next logged "
+          "step", f"{len(pairs)} origins, largest relative spread {spread:.3g}")
+
 # Runs on different logging grids (every 5 steps from 5, every 7 steps from 6: off the grid of
 # forecast.every = 10): every run has origins, each at one of its own logged steps, and forecasts and
 # judgments made up to T read no loss of any run logged after T (the ensemble off: it trains on the
