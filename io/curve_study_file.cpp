@@ -106,20 +106,23 @@ void write_baselines(H5Group& root, const std::vector<ForecastRow>& rows) {
   }
 }
 
-// /summary: mean |error| and coverage per forecaster and horizon, hpt's width factors.
+// /summary: mean |error|, coverage and interval width per forecaster and horizon, hpt's width
+// factors.
 void write_summary(H5Group& root, const CurveStudyResult& result) {
   const forecast::HorizonScores& s = result.scores;
   const int K = s.horizons;
   H5Group sg = root.create_group("summary");
   for (int fi = 0; fi < forecast::kForecasters; ++fi) {
-    std::vector<double> e(static_cast<std::size_t>(K)), cv(static_cast<std::size_t>(K));
+    std::vector<double> e(static_cast<std::size_t>(K)), cv(e.size()), w(e.size());
     for (int k = 0; k < K; ++k) {
       e[std::size_t(k)] = s.mean_error[s.at(fi, k)];
       cv[std::size_t(k)] = s.coverage[s.at(fi, k)];
+      w[std::size_t(k)] = s.mean_width[s.at(fi, k)];
     }
     H5Group g = sg.create_group(forecast::kForecasterNames[fi]);
     write_doubles(g, "mean_error", e);
     write_doubles(g, "coverage", cv);
+    write_doubles(g, "mean_width", w);
   }
   write_doubles(sg, "hpt_width_factor", result.width_factor);
 }

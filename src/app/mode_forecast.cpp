@@ -126,12 +126,14 @@ class WorkEstimate {
 // Mean |error| and coverage of every forecaster per horizon.
 io::TextTable scores_table(const CurveStudyResult& result) {
   const forecast::HorizonScores& s = result.scores;
-  io::TextTable table({"horizon", "forecaster", "targets", "mean |error| log L", "90% coverage"});
+  io::TextTable table(
+      {"horizon", "forecaster", "targets", "mean |error| log L", "90% coverage", "90% width"});
   for (int k = 0; k < s.horizons; ++k)
     for (int fi = 0; fi < forecast::kForecasters; ++fi)
       table.add_row({std::to_string(result.horizons[std::size_t(k)]),
                      forecast::kForecasterNames[fi], std::to_string(s.targets[s.at(fi, k)]),
-                     io::fmt(s.mean_error[s.at(fi, k)]), io::fmt(s.coverage[s.at(fi, k)])});
+                     io::fmt(s.mean_error[s.at(fi, k)]), io::fmt(s.coverage[s.at(fi, k)]),
+                     io::fmt(s.mean_width[s.at(fi, k)])});
   return table;
 }
 
@@ -141,7 +143,7 @@ io::TextTable headline_table(const CurveStudyResult& result) {
   const forecast::HorizonScores& s = result.scores;
   constexpr int kCombined = 1 + forecast::kCombinedSlot;
   io::TextTable table({"horizon", "hpt (combined)", "best simple", "its mean |error|",
-                       "hpt / best simple", "hpt 90% coverage"});
+                       "hpt / best simple", "hpt 90% coverage", "hpt 90% width", "its 90% width"});
   for (int k = 0; k < s.horizons; ++k) {
     int best = 1;
     for (int fi = 2; fi <= 1 + forecast::kLawSlot; ++fi)
@@ -149,7 +151,9 @@ io::TextTable headline_table(const CurveStudyResult& result) {
     const double hpt = s.mean_error[s.at(kCombined, k)], simple = s.mean_error[s.at(best, k)];
     table.add_row({std::to_string(result.horizons[std::size_t(k)]), io::fmt(hpt),
                    forecast::kForecasterNames[best], io::fmt(simple), io::fmt(hpt / simple),
-                   io::fmt(s.coverage[s.at(kCombined, k)])});
+                   io::fmt(s.coverage[s.at(kCombined, k)]),
+                   io::fmt(s.mean_width[s.at(kCombined, k)]),
+                   io::fmt(s.mean_width[s.at(best, k)])});
   }
   return table;
 }

@@ -603,7 +603,8 @@ double CurveStudy::current_log_loss(int r) const {
 
 HorizonScores score_rows(const std::vector<ForecastRow>& rows, int horizons) {
   const int K = horizons, F = kForecasters;
-  std::vector<double> err_sum(std::size_t(F * K), 0), cov_in(std::size_t(F * K), 0);
+  std::vector<double> err_sum(std::size_t(F * K), 0), cov_in(std::size_t(F * K), 0),
+      width_sum(std::size_t(F * K), 0);
   std::vector<long> err_n(std::size_t(F * K), 0), cov_n(std::size_t(F * K), 0);
   for (const ForecastRow& row : rows) {
     if (std::isnan(row.target)) continue;
@@ -617,6 +618,7 @@ HorizonScores score_rows(const std::vector<ForecastRow>& rows, int horizons) {
       if (inside >= 0) {
         cov_in[at] += inside;
         cov_n[at] += 1;
+        width_sum[at] += fi == 0 ? row.q95 - row.q05 : row.base_hi[fi - 1] - row.base_lo[fi - 1];
       }
     }
   }
@@ -626,6 +628,7 @@ HorizonScores score_rows(const std::vector<ForecastRow>& rows, int horizons) {
   for (std::size_t at = 0; at < err_n.size(); ++at) {
     s.mean_error.push_back(err_n[at] ? err_sum[at] / double(err_n[at]) : kNaN);
     s.coverage.push_back(cov_n[at] ? cov_in[at] / double(cov_n[at]) : kNaN);
+    s.mean_width.push_back(cov_n[at] ? width_sum[at] / double(cov_n[at]) : kNaN);
   }
   return s;
 }

@@ -112,14 +112,16 @@ struct OriginRow {
   double final_mid = ForecastRow::kNaN, final_lo = ForecastRow::kNaN, final_hi = ForecastRow::kNaN;
 };
 
-// Mean |error| and 90 % coverage of every forecaster (index fi: kForecasterNames) per horizon
-// index k, entry fi * K + k: errors over the rows whose target is known, coverage over those whose
-// interval is defined too (hpt: always; baselines: from their 10th realised error on).
+// Mean |error|, 90 % coverage and the 90 % interval's mean width (log units) of every forecaster
+// (index fi: kForecasterNames) per horizon index k, entry fi * K + k: errors over the rows whose
+// target is known, coverage and width over those whose interval is defined too (hpt: always;
+// baselines: from their 10th realised error on).
 struct HorizonScores {
   int horizons = 0;
   std::vector<long> targets;
   std::vector<double> mean_error;  // NaN without targets
   std::vector<double> coverage;    // NaN without a defined interval
+  std::vector<double> mean_width;  // NaN without a defined interval
   std::size_t at(int fi, int k) const { return std::size_t(fi * horizons + k); }
 };
 

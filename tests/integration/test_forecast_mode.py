@@ -100,6 +100,19 @@ with f5.File(outputs["h5"], "r") as f, f5.File(outputs["csv"], "r") as g:
         c = cov[~np.isnan(cov)]
         check(c.size > 0 and np.all((c >= 0) & (c <= 1)), f"{name} coverage in [0, 1]")
         check(np.all(np.isfinite(f[f"summary/{name}/mean_error"][...])), f"{name} mean error finite")
+    # The mean 90 % width per horizon, rebuilt from the stored rows: over the rows whose target is
+    # known and whose interval is defined (inside 0 or 1), q95 - q05.
+    horizon_of = f["forecasts/horizon"][...]
+    for name, group in (("hpt", "forecasts"), ("last", "baselines/last"),
+                        ("combined", "baselines/combined"), ("learned", "baselines/learned")):
+        scored = f[f"{group}/inside"][...] >= 0
+        width = f[f"{group}/q95"][...] - f[f"{group}/q05"][...]
+        rebuilt = [np.mean(width[scored & (horizon_of == h)]) if np.any(scored & (horizon_of == h))
+                   else np.nan for h in sorted(set(horizon_of))]
+        stored = f[f"summary/{name}/mean_width"][...]
+        check(np.allclose(stored, rebuilt, rtol=1e-12, atol=0, equal_nan=True) and
+              np.any(np.isfinite(stored)), f"{name}: mean 90 % width rebuilt from the rows",
+              f"{stored} against {rebuilt}")
     # The calibrated intervals rebuilt from the stored raw ones with the quantile rule written out
     # here (rebuilt_calibration_error, above).
     origin, hz = f["forecasts/origin"][...], f["forecasts/horizon"][...]
@@ -166,11 +179,16 @@ with f5.File(outputs["h5"], "r") as f:
     errs = {b: np.nanmean(f[f"baselines/{b}/error"][...][hz == 50]) for b in
             ("last", "loglin", "power", "law", "combined")}
     best = min(("last", "loglin", "power", "law"), key=lambda b: errs[b])
-line = [l for l in stdout["h5"].splitlines() if len(l.split()) == 6 and l.split()[0] == "50" and
+    k50 = sorted(set(hz)).index(50)
+    widths = [f[f"summary/{b}/mean_width"][k50] for b in ("combined", best)]
+line = [l for l in stdout["h5"].splitlines() if len(l.split()) == 8 and l.split()[0] == "50" and
         l.split()[2] == best]
 check(len(line) == 1 and abs(float(line[0].split()[4]) - errs["combined"] / errs[best]) < 2e-3,
       "the headline gives hpt's forecast (combined) over the best simple forecaster at h = 50",
       f"{line} {errs}")
+check(len(line) == 1 and all(abs(float(x) - w) <= 1e-3 * w for x, w in
+                             zip(line[0].split()[6:], widths)),
+      "and beside them the mean 90 % widths of both", f"{line} {widths}")
 
 # The stop rule of forecast.stop_by = learned rebuilt from the stored forecasts: each run's level
 # to beat is the lowest forecast final median of the others at that origin (a run not at the origin
