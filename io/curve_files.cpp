@@ -98,6 +98,12 @@ struct CsvColumns {
   std::size_t count = 0;
 };
 
+// A wide file, as experiment trackers export it: `step`, then one column of losses per run (the
+// column's name is the run's id); an empty cell is no value.
+bool wide_header(const CsvColumns& c) {
+  return c.step >= 0 && c.run < 0 && c.loss < 0 && c.val < 0 && c.count > 1;
+}
+
 CsvColumns read_csv_header(const std::string& path, const CsvLine& header, RunCollector& collect) {
   CsvColumns c;
   c.count = header.fields.size();
@@ -120,10 +126,12 @@ CsvColumns read_csv_header(const std::string& path, const CsvLine& header, RunCo
       throw InputError("curve file '" + path + "' line 1: column '" + h + "' appears twice");
     *slot = i;
   }
+  if (wide_header(c)) return c;  // every other column is a run
   if (c.step < 0 || (c.loss < 0 && c.val < 0))
     throw InputError("curve file '" + path + "' line 1: missing column '" +
                      (c.step < 0 ? "step" : "loss") + "'; expected the header " + kCsvHeader +
-                     " (columns in any order; others are ignored)");
+                     " (columns in any order; others are ignored), or a wide file: step and one "
+                     "column of losses per run");
   if (!ignored.empty()) {
     std::string names;
     for (const auto& n : ignored) names += (names.empty() ? "" : ", ") + n;
@@ -261,6 +269,54 @@ void CsvRunBuilder::add(const CsvLine& line) {
   r.curve.steps.push_back(step), r.curve.loss.push_back(loss), r.where.push_back(where_);
 }
 
+// The runs of a wide file (header `header`), read line by line from `lines`.
+std::vector<RawCurve> read_wide_runs(const std::string& path, const CsvLine& header,
+                                     const CsvColumns& cols, CsvLines& lines,
+                                     RunCollector& collect) {
+  std::vector<RawCurve> runs(header.fields.size());
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    runs[k].curve.id = header.fields[k];
+    if (header.fields[k].empty())
+      throw InputError("curve file '" + path + "' line 1: column " + std::to_string(k + 1) +
+                       " has no name; a wide file names each run's column");
+    for (std::size_t j = 0; j < k; ++j)
+      if (int(j) != cols.step && int(k) != cols.step && header.fields[j] == header.fields[k])
+        throw InputError("curve file '" + path + "' line 1: column '" + header.fields[k] +
+                         "' appears twice");
+  }
+  for (CsvLine line; lines.next(line);) {
+    const std::string where = "line " + std::to_string(line.number);
+    if (line.fields.size() != cols.count || line.quote_open) {
+      const std::string why = "has " + std::to_string(line.fields.size()) +
+                              " columns; the header has " + std::to_string(cols.count);
+      if (line.complete) throw InputError("curve file '" + path + "' " + where + ": " + why);
+      collect.note(where + ", the last line, has no newline and is incomplete: ignored");
+      continue;
+    }
+    long long step = 0;
+    const std::string& step_field = line.fields[std::size_t(cols.step)];
+    if (!parse_integer_field(step_field, step))
+      throw InputError("curve file '" + path + "' " + where + ": step '" + step_field +
+                       "' is not an integer");
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      const std::string& cell = line.fields[k];
+      RawCurve& r = runs[k];
+      if (int(k) == cols.step || cell.empty() || collect.is_bad(r.curve.id)) continue;
+      double loss = 0;
+      std::string why = parse_real_field(cell, loss) ? value_problem("loss", loss, true)
+                                                     : "loss '" + cell + "' is not a number";
+      if (!why.empty()) {
+        collect.fail(r.curve.id, where, why);
+        continue;
+      }
+      r.curve.steps.push_back(step), r.curve.loss.push_back(loss), r.where.push_back(where);
+    }
+  }
+  runs.erase(runs.begin() + cols.step);
+  collect.note("wide file: " + std::to_string(runs.size()) + " runs, one per column");
+  return runs;
+}
+
 }  // namespace
 
 CurveSet read_curves_csv(const std::string& path, bool skip_bad_runs) {
@@ -273,6 +329,7 @@ CurveSet read_curves_csv(const std::string& path, bool skip_bad_runs) {
     throw InputError("curve file '" + path + "' is empty; expected the header line " + kCsvHeader);
   RunCollector collect(path, skip_bad_runs);
   const CsvColumns cols = read_csv_header(path, header, collect);
+  if (wide_header(cols)) return collect.finish(read_wide_runs(path, header, cols, lines, collect));
   const std::string single = fs::path(path).stem().string();
   if (cols.run < 0) collect.note("no 'run' column: one run, named '" + single + "' after the file");
   CsvRunBuilder builder(path, cols, single, collect);

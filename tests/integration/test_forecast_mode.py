@@ -429,6 +429,44 @@ r = run(a.hpt, deck, f"forecast.input={a.work}/mixed.csv", f"output.dir={a.work}
 check(r.returncode == 2 and "forecast.finetune = on" in r.stderr and
       not os.path.exists(f"{a.work}/out_mixed_ft"), "fine-tuning on sparse runs: exit 2", r.stderr)
 
+# A wide CSV (step, then one column of losses per run, as experiment trackers export it; an empty
+# cell is no value) gives the same forecasts as the long file of the same losses.
+def long_and_wide(long_path, wide_path):
+    """Writes the small sweep's losses as a long file (run,step,loss) and as a wide one."""
+    rows = {}
+    with open(os.path.join(sweep, "curves.csv")) as src:
+        cols = src.readline().strip().split(",")
+        for line in src:
+            v = line.strip().split(",")
+            if v[cols.index("loss")]:
+                rows.setdefault(v[cols.index("run")], {})[int(v[cols.index("step")])] = \
+                    v[cols.index("loss")]
+    ids = sorted(rows)
+    with open(long_path, "w") as fh:
+        fh.write("run,step,loss\n")
+        for rid in ids:
+            fh.writelines(f"{rid},{st},{x}\n" for st, x in sorted(rows[rid].items()))
+    with open(wide_path, "w") as fh:
+        fh.write("step," + ",".join(ids) + "\n")
+        for st in sorted({st for r in rows.values() for st in r}):
+            fh.write(f"{st}," + ",".join(rows[rid].get(st, "") for rid in ids) + "\n")
+
+
+long_and_wide(os.path.join(a.work, "long.csv"), os.path.join(a.work, "wide.csv"))
+wide_out = {}
+for name in ("long", "wide"):
+    r = run(a.hpt, deck, f"forecast.input={a.work}/{name}.csv", f"output.dir={a.work}/out_{name}",
+            "output.name=fc", "forecast.ensemble=off", *small)
+    check(r.returncode == 0, f"{name} CSV is forecast", r.stdout[-2000:] + r.stderr)
+    wide_out[name] = os.path.join(a.work, f"out_{name}", "fc.h5")
+check("wide file: 6 runs, one per column" in r.stdout, "the wide file is named so in a note",
+      r.stdout[-2000:])
+with f5.File(wide_out["long"], "r") as f, f5.File(wide_out["wide"], "r") as g:
+    keys = ["forecasts/run", "forecasts/origin", "forecasts/target"] + \
+        [f"baselines/{b}/forecast" for b in ("last", "loglin", "learned", "combined")]
+    check(all(np.array_equal(f[k][...], g[k][...], equal_nan=True) for k in keys),
+          "the wide CSV gives the long one's forecasts")
+
 # Malformed inputs: exit 2, a precise message, nothing written.
 bad_dir = os.path.join(a.work, "bad")
 os.makedirs(bad_dir)
@@ -439,6 +477,11 @@ cases = {
     "short.csv": ("run,step,loss\na,2,1.0\na,1,0.5\n", ["forecast.horizons", "no run is long enough"]),
     "cols.csv": ("run,loss\na,1.0\n", ["cols.csv", "missing column 'step'"]),
     "text.csv": ("run,step,loss\na,1,abc\n", ["text.csv", "line 2", "not a number"]),
+    "wide_text.csv": ("step,a,b\n1,1.0,2.0\n2,0.9,x\n", ["wide_text.csv", "run 'b'", "line 3",
+                                                         "not a number"]),
+    "wide_twice.csv": ("step,a,a\n1,1.0,2.0\n", ["wide_twice.csv", "column 'a' appears twice"]),
+    "wide_short.csv": ("step,a,b\n1,1.0,2.0\n2,0.9\n3,0.8,1.0\n", ["wide_short.csv", "line 3",
+                                                                      "has 2 columns"]),
 }
 for name, (text, parts) in cases.items():
     path = os.path.join(bad_dir, name)
