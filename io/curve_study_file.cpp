@@ -149,6 +149,8 @@ void write_validation(H5Group& root, const CurveStudyResult& result) {
   write_doubles(vg, "forecast", column(rows, [](const Row& v) { return v.f.mid; }));
   write_doubles(vg, "q05", column(rows, [](const Row& v) { return v.f.lo; }));
   write_doubles(vg, "q95", column(rows, [](const Row& v) { return v.f.hi; }));
+  write_doubles(vg, "q05_raw", column(rows, [](const Row& v) { return v.f.raw_lo; }));
+  write_doubles(vg, "q95_raw", column(rows, [](const Row& v) { return v.f.raw_hi; }));
   write_doubles(vg, "target", column(rows, [](const Row& v) { return v.f.target; }));
   const forecast::ValidationScores& s = result.validation_scores;
   write_doubles(vg, "learned_mean_error", s.learned_error);

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "forecast/logged_anchor.hpp"
+#include "forecast/validation_curve.hpp"
 #include "forecast/origin_share.hpp"
 #include "kernels/ensemble_rollout.hpp"
 
@@ -114,6 +115,14 @@ double evidence_unit(const ForecastRow& row, bool learned) {
   return learned ? row.base_hi[kLearnedSlot] - row.base_lo[kLearnedSlot] : 1.0;
 }
 
+// Each run's validation curve (forecast/validation_curve.hpp); empty where it has too few
+// validation losses.
+std::vector<Curve> validation_curves_of(const std::vector<Curve>& runs) {
+  std::vector<Curve> out(runs.size());
+  for (std::size_t r = 0; r < runs.size(); ++r) validation_curve(runs[r], out[r]);
+  return out;
+}
+
 // The steps between two origins of each run: forecast.every, or a densified run's logging
 // interval where that is longer (each logged step is then an origin).
 std::vector<long long> origin_spacings(const std::vector<Curve>& runs, long long every) {
@@ -148,10 +157,13 @@ CurveStudy::CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings&
                    settings.calibration_rate, settings.calibration_window),
       combined_calibration_(int(settings.horizons.size()), settings.calibration, 0.90,
                             settings.calibration_rate, settings.calibration_window),
+      validation_calibration_(int(settings.horizons.size()), settings.calibration, 0.90,
+                              settings.calibration_rate, settings.calibration_window),
       base_errors_(std::size_t(kBaselines * int(settings.horizons.size()))),
       group_(group_indices(runs)),
       group_end_(group_ends(runs, group_)),
       areas_(schedule_areas_of(runs)),
+      validation_curves_(validation_curves_of(runs)),
       combination_(origin_spacings(runs, settings.every), 3, int(settings.horizons.size())),
       finetuner_(settings.level_model, settings.finetune, runs, group_),
       comm_(comm),
@@ -310,11 +322,30 @@ void CurveStudy::score_due(long long g) {
   }
   for (std::size_t i = 0; i < base_errors_.size(); ++i)
     base_errors_[i].add_batch(std::move(batch_errors[i]));
+  score_due_validation(g);
   for (int k = 0; k < K; ++k) {
     calibration_.update_batch(k, batch_inside[std::size_t(k)], batch_scores[std::size_t(k)]);
     combined_calibration_.update_batch(k, combined_inside[std::size_t(k)],
                                        combined_scores[std::size_t(k)]);
   }
+}
+
+// Validation points measured by step g: their forecasts' coverage and conformal scores update the
+// validation calibration (in the order the forecasts were made).
+void CurveStudy::score_due_validation(long long g) {
+  const int K = horizon_count();
+  std::vector<std::vector<char>> inside(static_cast<std::size_t>(K));
+  std::vector<std::vector<double>> scores(static_cast<std::size_t>(K));
+  for (auto it = validation_due_.begin(); it != validation_due_.end() && it->first <= g;
+       it = validation_due_.erase(it)) {
+    const ValidationRow& v = validation_[it->second];
+    if (!std::isfinite(v.f.target)) continue;
+    inside[std::size_t(v.k)].push_back(char(v.f.target >= v.f.lo && v.f.target <= v.f.hi));
+    scores[std::size_t(v.k)].push_back(
+        conformal_score(v.f.target, v.f.raw_lo, v.f.mid, v.f.raw_hi));
+  }
+  for (int k = 0; k < K; ++k)
+    validation_calibration_.update_batch(k, inside[std::size_t(k)], scores[std::size_t(k)]);
 }
 
 // Marks the origin runs (active, with enough history) on the host; returns their number.
@@ -371,7 +402,10 @@ void CurveStudy::forecast_at_origin(long long g) {
     rows_.push_back(row);
   }
   for (const ValidationRow& v : w.validation)
-    if (v.f.val_step >= 0) validation_.push_back(v);
+    if (v.f.val_step >= 0) {
+      validation_due_.emplace(v.f.val_step, validation_.size());
+      validation_.push_back(v);
+    }
 }
 
 // The i-th marked run of an origin: its rows at every horizon, its validation forecasts and the
@@ -384,11 +418,23 @@ void CurveStudy::forecast_run(const CurveForecast& f, long long g, std::size_t i
     const std::size_t at = i * std::size_t(K) + std::size_t(k);
     w.rows[at] = forecast_row(f, fits, r, k, g);
     if (!settings_.level_model.empty())
-      w.validation[at] = {r, g, k,
-                          forecast_validation(runs_[std::size_t(r)], level_model(r), fits.level,
-                                              settings_.horizons[std::size_t(k)])};
+      w.validation[at] = {r, g, k, calibrated_validation(fits, r, k)};
   }
   if (judge_by_final()) w.finals[i] = final_forecast(fits, r, g);
+}
+
+// The forecast of run r's first validation point at or after horizon k, its interval calibrated
+// online by the realised coverage of the validation forecasts made before (factor 1 until targets
+// are known).
+ValidationForecast CurveStudy::calibrated_validation(const OriginFits& fits, int r, int k) const {
+  ValidationForecast f =
+      forecast_validation(runs_[std::size_t(r)], validation_curves_[std::size_t(r)],
+                          level_model(r), fits.level, settings_.horizons[std::size_t(k)]);
+  if (f.val_step < 0) return f;
+  f.raw_lo = f.lo, f.raw_hi = f.hi;
+  const Interval iv = validation_calibration_.apply(k, f.lo, f.mid, f.hi);
+  f.lo = iv.lo, f.hi = iv.hi;
+  return f;
 }
 
 // The fits of run r at the current origin that every horizon shares.
@@ -405,7 +451,8 @@ LevelForecast CurveStudy::final_forecast(const OriginFits& fits, int r, long lon
   const Curve& run = runs_[std::size_t(r)];
   const long long end = group_end_[std::size_t(group_[std::size_t(r)])];
   const LevelModel& m = settings_.final_model.empty() ? level_model(r) : settings_.final_model;
-  if (settings_.stop_on_validation) return final_validation(run, m, fits.level, end);
+  if (settings_.stop_on_validation)
+    return final_validation(run, validation_curves_[std::size_t(r)], m, fits.level, end);
   return level_forecast_ahead(m, fits.level, run.steps, run.lr, end - g);
 }
 

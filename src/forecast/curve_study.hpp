@@ -234,6 +234,7 @@ class CurveStudy {
   void push_step(long long g);
   void observe_and_train();
   void score_due(long long g);
+  void score_due_validation(long long g);
   void forecast_at_origin(long long g);
   CurveForecast ensemble_forecast(const std::vector<int>& marked, MarkedRange mine);
   int mark_origin_runs();
@@ -242,6 +243,7 @@ class CurveStudy {
     return settings_.stop_by_learned && !settings_.level_model.empty();
   }
   LevelForecast final_forecast(const OriginFits& fits, int r, long long g) const;
+  ValidationForecast calibrated_validation(const OriginFits& fits, int r, int k) const;
   GroupLeaders group_leaders(const std::vector<int>& marked,
                              const std::vector<LevelForecast>& finals, long long g) const;
   void forecast_run(const CurveForecast& f, long long g, std::size_t i, OriginWork& w) const;
@@ -263,10 +265,12 @@ class CurveStudy {
   RssmCurveForecaster forecaster_;
   AdaptiveConformal calibration_;
   AdaptiveConformal combined_calibration_;    // of the combined forecast's interval
+  AdaptiveConformal validation_calibration_;  // of the validation forecasts' intervals
   std::vector<EmpiricalErrors> base_errors_;  // baseline b, horizon k: entry b * K + k
   std::vector<int> group_;                    // run -> index of its group
   std::vector<long long> group_end_;          // group -> last step of its longest run
   std::vector<ScheduleAreas> areas_;          // run -> S1, S2 of the law at every entry
+  std::vector<Curve> validation_curves_;      // run -> its validation curve (empty: too few)
   ForecastCombination combination_;
   LevelFinetuner finetuner_;
   Communicator comm_;
@@ -285,6 +289,7 @@ class CurveStudy {
   std::vector<ValidationRow> validation_;
   std::vector<OriginRow> origins_;
   std::multimap<long long, std::size_t> due_;  // step at which a row's target is known -> row
+  std::multimap<long long, std::size_t> validation_due_;  // validation point's step -> its row
   std::vector<int> next_;                      // entries of run r pushed so far
   CurveStudyTimings timings_;
 };

@@ -10,6 +10,7 @@
 #include "forecast/baselines.hpp"
 #include "forecast/curve_densify.hpp"
 #include "forecast/curve_study.hpp"
+#include "forecast/validation_curve.hpp"
 #include "forecast/validation_forecast.hpp"
 
 namespace hpt::forecast {
@@ -92,7 +93,11 @@ namespace {
 // The learned forecast of `c`'s level at `end` from `hist`, its history's features.
 LevelForecast final_from(const Curve& c, const LevelHistory& hist, long long end,
                          const LiveJudgeSettings& s) {
-  if (s.by_validation) return final_validation(c, s.final_level_model(), hist, end);
+  if (s.by_validation) {
+    Curve val;
+    validation_curve(c, val);  // empty with too few validation losses
+    return final_validation(c, val, s.final_level_model(), hist, end);
+  }
   return level_forecast_ahead(s.final_level_model(), hist, c.steps, c.lr, end - hist.t);
 }
 

@@ -10,7 +10,7 @@ namespace {
 
 // Numbers per marked run: K forecast rows, K validation rows, one final forecast.
 constexpr std::size_t kRowNumbers = 11 + 4 * kBaselines;
-constexpr std::size_t kValidationNumbers = 9;
+constexpr std::size_t kValidationNumbers = 11;
 constexpr std::size_t kFinalNumbers = 3;
 
 std::size_t numbers_per_run(int K) {
@@ -29,7 +29,7 @@ void put(std::vector<double>& out, const ForecastRow& r) {
 
 void put(std::vector<double>& out, const ValidationRow& v) {
   out.insert(out.end(), {double(v.run), double(v.origin), double(v.k), double(v.f.val_step),
-                         v.f.level, v.f.mid, v.f.lo, v.f.hi, v.f.target});
+                         v.f.level, v.f.mid, v.f.lo, v.f.hi, v.f.target, v.f.raw_lo, v.f.raw_hi});
 }
 
 void put(std::vector<double>& out, const LevelForecast& f) {
@@ -53,6 +53,7 @@ void take(const double*& at, ValidationRow& v) {
   v.run = int(at[0]), v.origin = (long long)at[1], v.k = int(at[2]);
   v.f.val_step = (long long)at[3];
   v.f.level = at[4], v.f.mid = at[5], v.f.lo = at[6], v.f.hi = at[7], v.f.target = at[8];
+  v.f.raw_lo = at[9], v.f.raw_hi = at[10];
   at += kValidationNumbers;
 }
 

@@ -32,9 +32,28 @@ LevelForecast moved(const Curve& c, const LevelModel& model, const LevelHistory&
           level + train.hi - hist.last};
 }
 
+// The learned forecast of the validation curve `val` at step `at` from its entries up to its newest
+// validation loss at or before t; false when fewer than kMinValidationHistory entries are there.
+bool from_validation_curve(const Curve& val, const LevelModel& model, long long t, long long at,
+                           LevelForecast& out) {
+  const int n = logged_upto(val, entries_upto(val, t));
+  if (n < kMinValidationHistory) return false;
+  const LevelHistory vh = level_history(val.steps, val.loss, n);
+  out = level_forecast_ahead(model, vh, val.steps, val.lr, at - vh.t);
+  return true;
+}
+
+// The forecast of the validation level at step `at` by the rule of forecast_validation.
+LevelForecast validation_at_step(const Curve& c, const Curve& val, const LevelModel& model,
+                                 const LevelHistory& hist, long long at, double level) {
+  LevelForecast f;
+  if (!val.steps.empty() && from_validation_curve(val, model, hist.t, at, f)) return f;
+  return moved(c, model, hist, at - hist.t, level);
+}
+
 }  // namespace
 
-ValidationForecast forecast_validation(const Curve& c, const LevelModel& model,
+ValidationForecast forecast_validation(const Curve& c, const Curve& val, const LevelModel& model,
                                        const LevelHistory& hist, int h) {
   ValidationForecast f;
   const double level = validation_level(c, hist.t);
@@ -42,15 +61,15 @@ ValidationForecast forecast_validation(const Curve& c, const LevelModel& model,
   if (model.empty() || std::isnan(level) || at < 0) return f;
   f.val_step = at;
   f.level = level;
-  const LevelForecast m = moved(c, model, hist, at - hist.t, level);
+  const LevelForecast m = validation_at_step(c, val, model, hist, at, level);
   f.mid = m.mid, f.lo = m.lo, f.hi = m.hi;
   f.target = std::log(std::max(validation_at(c, at), kMinLoss));
   return f;
 }
 
-LevelForecast final_validation(const Curve& c, const LevelModel& model, const LevelHistory& hist,
-                               long long end) {
-  return moved(c, model, hist, end - hist.t, validation_level(c, hist.t));
+LevelForecast final_validation(const Curve& c, const Curve& val, const LevelModel& model,
+                               const LevelHistory& hist, long long end) {
+  return validation_at_step(c, val, model, hist, end, validation_level(c, hist.t));
 }
 
 }  // namespace hpt::forecast

@@ -12,6 +12,9 @@
 namespace hpt::forecast {
 
 constexpr int kValidationPoints = 3;  // the validation level: log mean of the newest this many
+// Entries of a validation curve (read step by step) up to the origin that its learned forecast
+// needs: as many as the pretraining's first origin has.
+constexpr int kMinValidationHistory = 20;
 
 // The log mean of the newest kValidationPoints validation losses at steps <= t (NaN if none).
 double validation_level(const Curve& c, long long t);
@@ -25,19 +28,23 @@ struct ValidationForecast {
   long long val_step = -1;
   double level = kNaN;  // validation_level at t: the `last` forecast of the validation loss
   double mid = kNaN, lo = kNaN, hi = kNaN;
+  double raw_lo = kNaN, raw_hi = kNaN;  // the interval before forecast mode's online calibration
   double target = kNaN;  // log of the validation loss at val_step (NaN if the run has none there)
 };
 
 // The forecast of the first validation point at or after t + h of run `c`, whose training history
-// up to t is `hist`: the validation level at t plus the learned change of the training level from t
-// to that point (median and 90 % interval). Undefined (val_step -1) without validation losses
-// before t and after t + h, or without a model.
-ValidationForecast forecast_validation(const Curve& c, const LevelModel& model,
+// up to t is `hist`: the learned level forecast of the run's validation curve `val` (made by
+// validation_curve; empty when the run has too few validation losses) from its newest validation
+// loss at or before t to that point's step; where `val` is empty or holds fewer than
+// kMinValidationHistory entries up to t, the validation level at t plus the learned change of the
+// training level over the same steps (median and 90 % interval). Undefined (val_step -1) without
+// validation losses before t and after t + h, or without a model.
+ValidationForecast forecast_validation(const Curve& c, const Curve& val, const LevelModel& model,
                                        const LevelHistory& hist, int h);
 
-// The forecast of the validation level at step `end` (the run's or its group's last step): the
-// current validation level moved by the learned change of the training level to `end`.
-LevelForecast final_validation(const Curve& c, const LevelModel& model, const LevelHistory& hist,
-                               long long end);
+// The forecast of the validation level at step `end` (the run's or its group's last step), by the
+// same rule.
+LevelForecast final_validation(const Curve& c, const Curve& val, const LevelModel& model,
+                               const LevelHistory& hist, long long end);
 
 }  // namespace hpt::forecast

@@ -2,6 +2,7 @@
 model file (the same weights); pretrain.split selects runs; forecast mode loads the default model and scores
 `learned` with an interval from the first origin; a model pretrained here is used when forecast.pretrained names it; every bad input ends with exit 2 naming the key, nothing written."""
 import os
+import shutil
 
 import numpy as np
 
@@ -116,17 +117,38 @@ for name, sets, model in (("default", [], shipped), ("named", [f"forecast.pretra
 r = hptest.run(a.hpt, fdeck, "output.name=fc_none", "forecast.pretrained=none")
 hptest.check(r.returncode == 0 and "learned forecaster repeats last" in r.stdout, "forecast.pretrained = none")
 
-# 3b. Validation losses: each validation point at or after origin + h is forecast as the validation
-# level (log mean of the newest 3 points) moved by the learned change of the training level; with
-# validation every 10 steps and origins every 20 the point is exactly origin + h, so the change equals
-# learned - last of the training rows. stop_on = validation judges runs by their validation level.
+# 3b. Validation losses: each validation point at or after origin + h is forecast by the learned level
+# forecast of the run's validation curve (its validation losses read step by step), from 20 entries of
+# that curve on; before that, as the validation level (log mean of the newest 3 points) moved by the
+# learned change of the training level. Rebuilt here: the point, target and level, and the earlier rule
+# (validation every 10 steps, origins every 20: the point is exactly origin + h, so the change equals
+# learned - last of the training rows). Two properties of the later rule: it reads no training loss
+# (tripling every one leaves those rows bit-identical) and no validation loss measured after the origin.
 vcurves = os.path.join(a.work, "vcurves.h5")
 write_corpus(vcurves, runs=3, steps=300, val_every=10)
-r = hptest.run(a.hpt, fdeck, f"forecast.input={vcurves}", "output.name=fc_val", "forecast.stop_on=validation")
-hptest.check(r.returncode == 0 and "validation loss" in r.stdout, "forecast with validation losses",
-             r.stdout[-800:] + r.stderr[-600:])
-vfile = os.path.join(out, "fc_val.h5")
-if os.path.exists(vfile):
+T = 150
+
+
+def scaled_copy(name, dataset, after=0):
+    """vcurves with every value of `dataset` at a step after `after` tripled."""
+    path = os.path.join(a.work, name)
+    shutil.copy(vcurves, path)
+    with h5py.File(path, "r+") as f:
+        for g in f["runs"].values():
+            steps = g["val_step" if dataset == "val_loss" else "step"][()]
+            g[dataset][...] = np.where(steps > after, 3.0, 1.0) * g[dataset][()]
+    return path
+
+
+val_out = {}
+for name, path in (("fc_val", vcurves), ("fc_val_train3", scaled_copy("vtrain3.h5", "loss")),
+                   ("fc_val_late3", scaled_copy("vlate3.h5", "val_loss", T))):
+    r = hptest.run(a.hpt, fdeck, f"forecast.input={path}", f"output.name={name}", "forecast.stop_on=validation")
+    hptest.check(r.returncode == 0 and "validation loss" in r.stdout, f"{name}: forecast with validation losses",
+                 r.stdout[-800:] + r.stderr[-600:])
+    val_out[name] = os.path.join(out, name + ".h5")
+vfile = val_out["fc_val"]
+if all(os.path.exists(p) for p in val_out.values()):
     with h5py.File(vfile, "r") as f, h5py.File(vcurves, "r") as c:
         v = {k: f["validation/" + k][()] for k in f["validation"].keys()}
         ids = {int(g.attrs["index"]): g.attrs["id"] for g in f["runs"].values()}
@@ -134,6 +156,7 @@ if os.path.exists(vfile):
                 enumerate(zip(f["forecasts/run"][()], f["forecasts/origin"][()], f["forecasts/horizon"][()]))}
         learned, last = f["baselines/learned/forecast"][()], f["baselines/last/forecast"][()]
         worst = {"step": 0, "target": 0.0, "last": 0.0, "change": 0.0}
+        by_curve = np.zeros(len(v["run"]), dtype=bool)
         for i in range(len(v["run"])):
             run_id = ids[int(v["run"][i])]
             vs, vl = c[f"runs/{run_id}/val_step"][()], c[f"runs/{run_id}/val_loss"][()]
@@ -142,10 +165,13 @@ if os.path.exists(vfile):
             worst["step"] = max(worst["step"], abs(int(v["val_step"][i]) - int(want_step)))
             worst["target"] = max(worst["target"], abs(v["target"][i] - np.log(vl[vs == want_step][0])))
             worst["last"] = max(worst["last"], abs(v["last"][i] - np.log(np.mean(vl[vs <= o][-3:]))))
-            j = rows[(int(v["run"][i]), o, h)]
-            worst["change"] = max(worst["change"], abs((v["forecast"][i] - v["last"][i]) - (learned[j] - last[j])))
-        hptest.check(worst["step"] == 0 and max(worst["target"], worst["last"], worst["change"]) < 1e-9,
-                     "validation rows: point, target, level and learned change rebuilt here", str(worst))
+            by_curve[i] = vs[vs <= o][-1] - vs[0] + 1 >= 20  # entries of the curve up to its newest point
+            if not by_curve[i]:
+                j = rows[(int(v["run"][i]), o, h)]
+                worst["change"] = max(worst["change"], abs((v["forecast"][i] - v["last"][i]) - (learned[j] - last[j])))
+        hptest.check(worst["step"] == 0 and max(worst["target"], worst["last"], worst["change"]) < 1e-9 and
+                     by_curve.any() and (~by_curve).any(),
+                     "validation rows: point, target, level and the earlier rule rebuilt here", str(worst))
         hptest.check(np.all((v["q05"] <= v["forecast"]) & (v["forecast"] <= v["q95"])),
                      "validation forecasts inside their intervals")
         for k, h in enumerate(f.attrs["horizons"]):
@@ -155,6 +181,17 @@ if os.path.exists(vfile):
         fin = [abs(g.attrs["final_log_loss"] - np.log(np.mean(c[f"runs/{g.attrs['id']}/val_loss"][()][-3:])))
                for g in f["runs"].values()]
         hptest.check(max(fin) < 1e-12, "stop_on = validation: a run's final level is its validation level")
+    cols = ("forecast", "q05_raw", "q95_raw")
+    with h5py.File(val_out["fc_val_train3"], "r") as g:
+        same = all(np.array_equal(v[k][by_curve], g["validation/" + k][()][by_curve]) for k in cols)
+        moved = not np.allclose(v["forecast"][~by_curve], g["validation/forecast"][()][~by_curve])
+    hptest.check(same and moved, "validation forecasts from the curve read no training loss (the earlier rule does)")
+    with h5py.File(val_out["fc_val_late3"], "r") as g:
+        early = v["origin"] <= T
+        same = all(np.array_equal(v[k][early], g["validation/" + k][()][early]) for k in cols)
+        late_moved = not np.allclose(v["forecast"][~early], g["validation/forecast"][()][~early])
+    hptest.check(early.any() and same and late_moved,
+                 "no validation forecast reads a validation loss measured after its origin")
 r = hptest.run(a.hpt, fdeck, "output.name=fc_noval", "forecast.stop_on=validation")
 hptest.check(r.returncode == 2 and "forecast.stop_on = validation" in r.stderr and "no validation losses" in r.stderr
              and not os.path.exists(os.path.join(out, "fc_noval.h5")), "stop_on = validation without them: exit 2",
@@ -183,7 +220,6 @@ if os.path.exists(end_model):
                      "the file records its target and its origins' span")
     # The same file with the bias alone (median 0.1, quantiles -0.2 and +0.3): each run's forecast final level
     # at the stop list's origin is then its level there (log mean of the newest 10 losses) + 0.1.
-    import shutil
     bias_model = os.path.join(a.work, "end-bias.h5")
     shutil.copy(end_model, bias_model)
     with h5py.File(bias_model, "a") as f:
