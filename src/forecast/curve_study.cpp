@@ -428,8 +428,8 @@ void CurveStudy::forecast_run(const CurveForecast& f, long long g, std::size_t i
 // are known).
 ValidationForecast CurveStudy::calibrated_validation(const OriginFits& fits, int r, int k) const {
   ValidationForecast f =
-      forecast_validation(runs_[std::size_t(r)], validation_curves_[std::size_t(r)],
-                          level_model(r), fits.level, settings_.horizons[std::size_t(k)]);
+      forecast_validation(runs_[std::size_t(r)], validation_curves_[std::size_t(r)], level_model(r),
+                          fits.level, settings_.horizons[std::size_t(k)]);
   if (f.val_step < 0) return f;
   f.raw_lo = f.lo, f.raw_hi = f.hi;
   const Interval iv = validation_calibration_.apply(k, f.lo, f.mid, f.hi);

@@ -290,7 +290,7 @@ class CurveStudy {
   std::vector<OriginRow> origins_;
   std::multimap<long long, std::size_t> due_;  // step at which a row's target is known -> row
   std::multimap<long long, std::size_t> validation_due_;  // validation point's step -> its row
-  std::vector<int> next_;                      // entries of run r pushed so far
+  std::vector<int> next_;                                 // entries of run r pushed so far
   CurveStudyTimings timings_;
 };
 
