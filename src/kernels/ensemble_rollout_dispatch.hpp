@@ -64,6 +64,18 @@ bool rollout_kernel_runs(const RolloutKernel k, int E, int N, int H, int I, int 
   return true;
 }
 
+// FLOPs kernel k executes per member-step (docs/bench.md#flop-counts): the tiled kernels skip the
+// per-step product of the columns of x that stay constant along a path; the others compute the
+// full rollout_flops_per_member_step.
+inline double rollout_executed_flops_per_member_step(const RolloutKernel k, int hidden, int input,
+                                                     int stochastic, FeatureUpdate mode,
+                                                     int scenarios, int horizon) {
+  if (k == RolloutKernel::Tiled || k == RolloutKernel::TiledWide)
+    return tiled_rollout_executed_flops_per_member_step(hidden, input, stochastic, mode, scenarios,
+                                                        horizon);
+  return rollout_flops_per_member_step(hidden, input, stochastic);
+}
+
 // Runs kernel k (one that rollout_kernel_runs accepts for these sizes).
 template <class Space, class Real>
 void ensemble_rollout_with(const RolloutKernel k, const Space& space,

@@ -1,13 +1,13 @@
 #pragma once
 // The ensemble rollout (docs/method.md#ensemble-rollout) for many scenarios: one team per (member,
 // tile of R scenarios) loops over the Y steps. A step of the tile's GRU is a small matrix product
-// [R x (I+H)] x [(I+H) x 3H]: each team thread owns a register block of RB rows x UB units and
-// keeps RB x UB accumulators per gate (four: r, z and the input and recurrent parts of n), so each
-// weight it reads serves RB rows and each [x; h] value it reads serves UB units. The weights are
-// re-laid out once per call with consecutive units adjacent (coalesced reads on a GPU) and read one
-// column ahead of the products (software prefetch). [x; h] lives in team scratch, unit-major, and
-// is read with load_block_shared (on a GPU shared-memory loads: Kokkos' scratch pointer is
-// generic).
+// [R x (V+H)] x [(V+H) x 3H] (V: the columns of x that change, see below): each team thread owns a
+// register block of RB rows x UB units and keeps RB x UB accumulators per gate (four: r, z and the
+// input and recurrent parts of n), so each weight it reads serves RB rows and each [x; h] value it
+// reads serves UB units. The weights are re-laid out once per call with consecutive units adjacent
+// (coalesced reads on a GPU) and read one column ahead of the products (software prefetch). [x; h]
+// lives in team scratch, unit-major, and is read with load_block_shared (on a GPU shared-memory
+// loads: Kokkos' scratch pointer is generic).
 //  - CPU: RB = R = 4 rows x UB = 8 units (vector lanes over the units), as before.
 //  - GPU: R = 20 rows per tile, RB = 20 rows x UB = 1 unit per thread (float), so H = 256 takes 256
 //    threads, the team reads each weight once, and two teams fit a multiprocessor
@@ -15,6 +15,11 @@
 //    multiprocessors (tiles of 16 took 320 teams, 1.2 waves that cost two). The new h stays in the
 //    owner thread's registers across the barrier that ends the products (no scratch copy), which
 //    keeps a tile of 20 rows within Kokkos 3.4's 40 KB of level-0 scratch.
+// Only the columns of x that change along a path (rollout_path_features.hpp: 9 in mode Rich, 1 in
+// LossOnly) are in the tile: every row starts from the same x0 and the other columns keep its
+// values, so their part of W x is one product per member, summed once per call (make_tiled_weights)
+// and taken as the accumulators' start; the products run over those columns and h only (at H =
+// 128, I = 64 in mode Rich 137 of the 192 columns).
 // The heads (A h, B h of the prior, C's h-part of the loss head, |h|^2) are a second product with
 // the columns of A and B interleaved in pairs, so the thread that owns a pair (A_i, B_i) of a few
 // rows forms s_i at once, from a draw made during the previous step's loss head by the threads
@@ -28,9 +33,10 @@
 // update and the draws are written out in the tile loops: this kernel is register-bound, and as
 // calls of gru_cell.hpp and rollout_draws.hpp they cost it 5 % on an H100 (batch and sweep sizes).
 // Same contract, random draws and outputs as ensemble_rollout, up to rounding (sums run in another
-// order). Each value is computed by one thread in a fixed order (the column order of the product,
-// whatever RB and UB are), so results do not depend on the team size or the thread count, and the
-// register blocks change no bits on a given backend.
+// order: the constant columns' part first, then the changing columns and h). Each value is computed
+// by one thread in a fixed order (the column order of the product, whatever RB and UB are), so
+// results do not depend on the team size or the thread count, and the register blocks change no
+// bits on a given backend.
 #include <Kokkos_Core.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -46,6 +52,7 @@
 #include "kernels/rollout_draws.hpp"
 #include "kernels/rollout_features.hpp"
 #include "kernels/rollout_loss_head.hpp"
+#include "kernels/rollout_path_features.hpp"
 #include "kernels/rollout_prior.hpp"
 #include "kernels/rssm_params.hpp"
 
@@ -110,43 +117,55 @@ constexpr int rollout_tile_rows() {
 
 namespace detail {
 
-// Row t of a tile stored unit-major (value i of row t at p[i * stride + t]), as the x that
-// advance_loss_features writes.
+// Row t of a tile's changing columns of x stored unit-major (column c of row t at
+// p[path_feature_slot(c) * stride + t]), as the x that advance_loss_features writes (it writes
+// only those columns).
 template <class Real>
 struct TileRow {
   Real* p;
   int stride;
-  KOKKOS_INLINE_FUNCTION Real& operator()(const int i) const { return p[i * stride]; }
+  KOKKOS_INLINE_FUNCTION Real& operator()(const int c) const {
+    return p[path_feature_slot(c) * stride];
+  }
 };
 
 // The RSSM weights re-laid out k-major for the tiled rollout, units padded with zeros to Hp (a
-// multiple of the unit block VB) and head columns to Qp (a multiple of the head block QB):
-// gru(m, c, g*Hp + j) is gate g's weight of unit j on input column c (c < I: W = w_ih, c < I+H:
-// U = w_hh, c = I+H: zeros, read by the last column's prefetch); heads(m, j, q) on unit j is A_i
-// (q = 2i, i < S), B_i (q = 2i+1) or C's h-part (q = 2S, 2S+1), zero beyond.
+// multiple of the unit block VB) and head columns to Qp (a multiple of the head block QB), with the
+// constant columns of x already applied: gru(m, c, g*Hp + j) is gate g's weight of unit j on column
+// c of [x_v; h], where x_v are the V = path_feature_count(mode) columns of x that change along a
+// path (c < V: W = w_ih on column path_feature_column(c), c < V+H: U = w_hh, c = V+H: zeros, read
+// by the last column's prefetch); xw(m, g*Hp + j) is gate g's W x0 of unit j over the other columns
+// (ascending, in Real), zero for padding units; heads(m, j, q) on unit j is A_i (q = 2i, i < S),
+// B_i (q = 2i+1) or C's h-part (q = 2S, 2S+1), zero beyond.
 template <class Real, class Mem>
 struct TiledWeights {
-  View3<Real, Mem> gru;    // (E, I+H+1, 3*Hp)
+  View3<Real, Mem> gru;    // (E, V+H+1, 3*Hp)
+  View2<Real, Mem> xw;     // (E, 3*Hp)
   View3<Real, Mem> heads;  // (E, H, Qp)
-  int Hp = 0, Qp = 0;
+  int Hp = 0, Qp = 0, V = 0;
 };
 
 template <class Space, class Real, int VB = tile_unit_block<Space, Real>(),
           int QB = tile_head_unit_block<Space>()>
 HPT_LAUNCHER TiledWeights<Real, typename Space::memory_space> make_tiled_weights(
-    const Space& space, const RssmParams<Real, typename Space::memory_space>& p) {
+    const Space& space, const RssmParams<Real, typename Space::memory_space>& p,
+    const View1<Real, typename Space::memory_space>& x0, const FeatureUpdate mode) {
   static_assert(QB % 2 == 0, "make_tiled_weights: head columns come in (A_i, B_i) pairs");
   const int E = p.members(), H = p.hidden(), I = p.input(), S = p.stochastic();
-  const int W = I + H, Q = 2 * S + 2;
+  const int V = path_feature_count(mode), W = V + H, Q = 2 * S + 2;
   const int Hp = (H + VB - 1) / VB * VB, Qp = (Q + QB - 1) / QB * QB;
   TiledWeights<Real, typename Space::memory_space> t;
   t.Hp = Hp;
   t.Qp = Qp;
+  t.V = V;
   t.gru = View3<Real, typename Space::memory_space>(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "hpt::tiled.gru"), E, W + 1, 3 * Hp);
+  t.xw = View2<Real, typename Space::memory_space>(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "hpt::tiled.xw"), E, 3 * Hp);
   t.heads = View3<Real, typename Space::memory_space>(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "hpt::tiled.heads"), E, H, Qp);
   const auto gru = t.gru;
+  const auto xw = t.xw;
   const auto heads = t.heads;
   const RssmParams<Real, typename Space::memory_space> params = p;
   Kokkos::parallel_for(
@@ -158,8 +177,20 @@ HPT_LAUNCHER TiledWeights<Real, typename Space::memory_space> make_tiled_weights
         const int g = int(i % (3 * Hp)) / Hp, j = int(i % Hp);
         const int row = g * H + j;
         gru(m, c, g * Hp + j) = j >= H || c >= W ? Real(0)
-                                : c < I          ? params.gru.w_ih(m, row, c)
-                                                 : params.gru.w_hh(m, row, c - I);
+                                : c < V          ? params.gru.w_ih(m, row, path_feature_column(c))
+                                                 : params.gru.w_hh(m, row, c - V);
+      });
+  // W x0 over the constant columns, once per member: the same for every path and step.
+  Kokkos::parallel_for(
+      "hpt::tiled_constant_inputs", Kokkos::RangePolicy<Space>(space, 0, std::int64_t(E) * 3 * Hp),
+      KOKKOS_LAMBDA(const std::int64_t i) {
+        const int m = int(i / (3 * Hp));
+        const int g = int(i % (3 * Hp)) / Hp, j = int(i % Hp);
+        Real sum = 0;
+        if (j < H)
+          for (int c = 0; c < I; ++c)
+            if (path_feature_constant(mode, c)) sum += params.gru.w_ih(m, g * H + j, c) * x0(c);
+        xw(m, g * Hp + j) = sum;
       });
   Kokkos::parallel_for(
       "hpt::tiled_heads", Kokkos::RangePolicy<Space>(space, 0, std::int64_t(E) * H * Qp),
@@ -183,6 +214,19 @@ struct NoTeamWork {
 };
 
 }  // namespace detail
+
+// FLOPs the tiled rollout executes per member-step of a rollout of N scenarios x Y steps:
+// rollout_flops_per_member_step counts the GRU's full 6 H (H + I); the tiled kernel multiplies
+// only the V changing columns of x (and h) per step, and the other I - V columns with x0 once per
+// member and call (6 H (I - V), shared by the member's N x Y member-steps).
+inline double tiled_rollout_executed_flops_per_member_step(int hidden, int input, int stochastic,
+                                                           FeatureUpdate mode, int scenarios,
+                                                           int horizon) {
+  const double full = rollout_flops_per_member_step(hidden, input, stochastic);
+  const double constant = 6.0 * hidden * (input - detail::path_feature_count(mode));
+  const double shared = double(scenarios) * (horizon > 0 ? horizon : 1);
+  return full - constant + constant / shared;
+}
 
 // Runs the rollout of ensemble_rollout with R scenarios per team (R = 1 and rollout_tile_rows are
 // the instantiations the dispatcher uses), each thread owning RB of a tile's rows and UB units, RBH
@@ -209,7 +253,6 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
   const int E = params.members();
   const int H = params.hidden();
   const int S = params.stochastic();
-  const int I = params.input();
   const int Y = settings.horizon;
   const int N = settings.scenarios;
   const FeatureUpdate mode = settings.feature_update;
@@ -217,9 +260,10 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
   if (E == 0) return;
 
   const detail::TiledWeights<Real, Mem> tw =
-      detail::make_tiled_weights<Space, Real, UB, HU>(space, params);
+      detail::make_tiled_weights<Space, Real, UB, HU>(space, params, in.x0, mode);
   const int Hp = tw.Hp, Qp = tw.Qp;
-  const int W = I + H;
+  const int V = tw.V;  // columns of x in the tile (the others' part of W x is tw.xw)
+  const int W = V + H;
   const bool before = reset == GruReset::Before;
   const int unit_blocks = Hp / UB;  // GRU product: items (row group, unit block)
   const int items = unit_blocks * (R / RB);
@@ -249,6 +293,7 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
   using StateScratch = detail::ScratchView1<Space, LossState<Real>>;
   const RssmParams<Real, Mem> p = params;
   const auto wt = tw.gru;
+  const auto xw = tw.xw;
   const auto ht = tw.heads;
   const std::uint64_t seed = settings.seed;
   const Real clamp = Real(settings.clamp);
@@ -257,8 +302,8 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
   // chosen one; where that is lower (not expected: the launch bound allows 256), the second runs
   // with the limit and the layout that goes with it.
   for (int pass = 0; pass < 2; ++pass) {
-    // Scratch (unit-major tiles of R rows): xh = [x; h]; a second h (work, H x R) unless the new h
-    // stays in registers; with reset Before also r*h, z and W_n x; s and the heads' sums C_0 h,
+    // Scratch (unit-major tiles of R rows): xh = [x_v; h]; a second h (work, H x R) unless the new
+    // h stays in registers; with reset Before also r*h, z and W_n x; s and the heads' sums C_0 h,
     // C_1 h, |h|^2; the loss states.
     const auto scratch_bytes = [&](const int work) {
       return std::size_t(W) * R * sizeof(Real) + 16 +  // xh, 16-byte aligned
@@ -283,7 +328,7 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
       const int m = team.league_rank() % E;
       const int n0 = team.league_rank() / E * R;
       const int rows = N - n0 < R ? N - n0 : R;
-      // [x; h] on a 16-byte boundary: a row group of RB values then loads as vectors.
+      // [x_v; h] on a 16-byte boundary: a row group of RB values then loads as vectors.
       Real* const xh = static_cast<Real*>(
           team.team_scratch(level).get_shmem_aligned(std::size_t(W) * R * sizeof(Real), 16));
       Real* hn = nullptr;  // (H, R) new h (scratch path)
@@ -301,7 +346,7 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
       Real* const norm2 = sm.data() + (S + 2) * R;      // (R) |h|^2
       Real* const prior_eps = sm.data() + (S + 3) * R;  // (S, R) the prior's draws of the step
       StateScratch state(team.team_scratch(level), R);
-      Real* hcur = xh + I * R;  // h of the step (swap_h: alternates with hn)
+      Real* hcur = xh + V * R;  // h of the step (swap_h: alternates with hn)
       // The prior's draws of step k for the tile's rows into prior_eps: by the threads beyond the
       // first `rows` (those run the loss head meanwhile) where the team has twice as many, else by
       // all.
@@ -315,7 +360,7 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
 
       Kokkos::parallel_for(Kokkos::TeamVectorRange(team, W * R), [&](const int i) {
         const int c = i / R;
-        xh[i] = c < I ? in.x0(c) : h0(m, c - I);
+        xh[i] = c < V ? in.x0(detail::path_feature_column(c)) : h0(m, c - V);
       });
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, R), [&](const int t) {
         state(t) = in.loss_states(in.run);
@@ -325,24 +370,39 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
       team.team_barrier();
 
       for (int k = 1; k <= Y; ++k) {
-        // GRU: gate sums of my RB rows x UB units; [x; h] is read from scratch, the weights one
-        // column ahead.
+        // GRU: gate sums of my RB rows x UB units, from W x0 of the constant columns on; [x_v; h]
+        // is read from scratch, the weights one column ahead.
         Real hreg[RB][UB];  // the new h of my item (regs)
         int mine = -1;
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, items), [&](const int it) {
           const int jb = it % unit_blocks, g = it / unit_blocks;
           const int j0 = jb * UB, t0 = g * RB;
           Real ar[RB][UB], az[RB][UB], anx[RB][UB], anh[RB][UB];
-          HPT_UNROLL_ALL
-          for (int t = 0; t < RB; ++t) {
+          {
+            Real kr[UB], kz[UB], kn[UB];  // W x0 of the constant columns, the same for every row
+            const Real* k0 = &xw(m, j0);
             HPT_UNROLL_ALL
-            for (int v = 0; v < UB; ++v) ar[t][v] = az[t][v] = anx[t][v] = anh[t][v] = Real(0);
+            for (int v = 0; v < UB; ++v) {
+              kr[v] = k0[v];
+              kz[v] = k0[Hp + v];
+              kn[v] = k0[2 * Hp + v];
+            }
+            HPT_UNROLL_ALL
+            for (int t = 0; t < RB; ++t) {
+              HPT_UNROLL_ALL
+              for (int v = 0; v < UB; ++v) {
+                ar[t][v] = kr[v];
+                az[t][v] = kz[v];
+                anx[t][v] = kn[v];
+                anh[t][v] = Real(0);
+              }
+            }
           }
           // Weight column c of my units: UB consecutive values per gate, offsets multiples of UB
           // (the column after the last is zeros, for PF's read ahead).
           const Real* wc = &wt(m, 0, j0);
           const int stride = 3 * Hp;
-          const Real* xc = xh + t0;  // my rows of column c of [x; h]
+          const Real* xc = xh + t0;  // my rows of column c of [x_v; h]
           // PF: my weights of the column live in registers, read a column ahead (the GPU's form);
           // else read in place, the unit loop on vector lanes (the CPU's form). Same products.
           Real cr[UB], cz[UB], cn[UB];
@@ -351,7 +411,7 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
             load_block<UB>(wc + Hp, cz);
             load_block<UB>(wc + 2 * Hp, cn);
           }
-          // Columns [c0, c1) of [x; h] into r, z and `an` (W_n x for x, U_n h for h). With reset
+          // Columns [c0, c1) of [x_v; h] into r, z and `an` (W_n x for x, U_n h for h). With reset
           // Before, U_n h waits for r (after the barrier): what it sums here is not read.
           const auto columns = [&](const int c0, const int c1, Real(&an)[RB][UB]) {
             HPT_UNROLL(2)
@@ -369,7 +429,7 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
                 pn = wc + 2 * Hp;
                 wc += stride;
               }
-              Real xrow[RB];  // my rows of column c of [x; h]
+              Real xrow[RB];  // my rows of column c of [x_v; h]
               load_block_shared<RB>(xc, xrow);
               xc += R;
               HPT_UNROLL_ALL
@@ -391,9 +451,9 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
               }
             }
           };
-          columns(0, I, anx);  // W x
+          columns(0, V, anx);  // W x of the changing columns
           xc = hcur + t0;      // swap_h: h is not always the continuation of x
-          columns(I, W, anh);  // U h
+          columns(V, W, anh);  // U h
           HPT_UNROLL_ALL
           for (int v = 0; v < UB; ++v) {
             const int j = j0 + v;
@@ -437,7 +497,7 @@ HPT_LAUNCHER void ensemble_rollout_tiled(
               for (int v = 0; v < UB; ++v) acc[t][v] = Real(0);
             }
             for (int c = 0; c < H; ++c) {
-              const Real* wn = &wt(m, I + c, 2 * Hp + j0);
+              const Real* wn = &wt(m, V + c, 2 * Hp + j0);
               HPT_UNROLL_ALL
               for (int t = 0; t < RB; ++t) {
                 const Real xv = rh[c * R + t0 + t];

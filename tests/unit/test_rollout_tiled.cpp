@@ -4,16 +4,22 @@
 // choices of rollout_tile_rows), and the GPU's register blocks (20 rows x 1 unit per thread in
 // float, 10 x 2 as before, heads 4 rows x 2 columns) run on every backend, with partial tiles and
 // H not a multiple of the block.
-// Results must not depend on the team size, and must be bit-identical on Serial and OpenMP.
+// Results must not depend on the team size, and must be bit-identical on Serial and OpenMP. The
+// kernel sums W x0 of the columns of x that stay constant along a path once per member: those
+// columns (advance_loss_features' premise) and that sum are checked on their own.
 #include <gtest/gtest.h>
 
 #include <Kokkos_Core.hpp>
+#include <cmath>
 #include <random>
 #include <vector>
 
 #include "kernels/ensemble_rollout.hpp"
 #include "kernels/ensemble_rollout_dispatch.hpp"
 #include "kernels/ensemble_rollout_tiled.hpp"
+#include "kernels/rich_features.hpp"
+#include "kernels/rollout_features.hpp"
+#include "kernels/rollout_path_features.hpp"
 #include "test_rollout_support.hpp"
 #include "test_support.hpp"
 
@@ -192,6 +198,53 @@ TYPED_TEST(RolloutTiled, TeamSizeDoesNotChangeResults) {
   }
 }
 
+// The tiled weights hold, per member, W x0 over the columns of x that stay constant along a path
+// (a host sum in double, within the precision's rounding) and the weights of the changing columns
+// in their slots: a wrong precomputed part fails here, and in MatchesTeamPerPathKernel.
+TYPED_TEST(RolloutTiled, WeightsHoldTheConstantInputsProduct) {
+  using Space = typename TypeParam::space;
+  using Real = typename TypeParam::real;
+  using Mem = typename Space::memory_space;
+  std::mt19937 gen(31);
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(case_label(c));
+    const Problem<Real, Mem> pb(c.E, c.H, c.S, c.I, gen);
+    const auto tw =
+        hpt::detail::make_tiled_weights<Space, Real>(Space(), pb.params, pb.in.x0, c.mode);
+    const auto gru = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tw.gru);
+    const auto xw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tw.xw);
+    const auto w_ih = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pb.params.gru.w_ih);
+    const auto w_hh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pb.params.gru.w_hh);
+    const auto x0 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pb.in.x0);
+    const int V = hpt::detail::path_feature_count(c.mode);
+    ASSERT_EQ(tw.V, V);
+    int constant = 0;
+    for (int col = 0; col < c.I; ++col) constant += hpt::detail::path_feature_constant(c.mode, col);
+    EXPECT_EQ(constant, c.I - V);
+    for (int m = 0; m < c.E; ++m)
+      for (int g = 0; g < 3; ++g)
+        for (int j = 0; j < tw.Hp; ++j) {
+          const int q = g * tw.Hp + j;
+          double sum = 0, size = 0;
+          if (j < c.H)
+            for (int col = 0; col < c.I; ++col)
+              if (hpt::detail::path_feature_constant(c.mode, col)) {
+                sum += double(w_ih(m, g * c.H + j, col)) * double(x0(col));
+                size += std::fabs(double(w_ih(m, g * c.H + j, col)) * double(x0(col)));
+              }
+          EXPECT_LE(std::fabs(double(xw(m, q)) - sum),
+                    hpt::test::tolerance<Real>(c.I) * std::fmax(1.0, size))
+              << "member " << m << " gate " << g << " unit " << j;
+          for (int k = 0; k < V + c.H; ++k) {
+            const Real want = j >= c.H ? Real(0)
+                              : k < V  ? w_ih(m, g * c.H + j, hpt::detail::path_feature_column(k))
+                                       : w_hh(m, g * c.H + j, k - V);
+            EXPECT_EQ(gru(m, k, q), want) << "member " << m << " column " << k << " unit " << q;
+          }
+        }
+  }
+}
+
 // The dispatcher runs a tiled kernel on the host, tiles of rollout_tile_rows from that many
 // scenarios on.
 TYPED_TEST(RolloutTiled, DispatcherChoosesByScenarios) {
@@ -206,6 +259,40 @@ TYPED_TEST(RolloutTiled, DispatcherChoosesByScenarios) {
   EXPECT_EQ(
       (hpt::choose_rollout_kernel<Space, Real>(5, hpt::rollout_tile_rows<Space>(), 256, 64, 32)),
       hpt::RolloutKernel::TiledWide);
+}
+
+// The premise of the tiled kernel's constant inputs (rollout_path_features.hpp): along a path,
+// advance_loss_features writes exactly the columns path_feature_column(0 ..
+// path_feature_count(mode)
+// - 1) of x in either mode, and no other; the slots number those columns in ascending order.
+TEST(RolloutPathFeatures, AreTheColumnsAdvanceLossFeaturesWrites) {
+  const int I = hpt::rich::kCount;
+  for (int k = 0; k < hpt::detail::path_feature_count(FeatureUpdate::Rich); ++k) {
+    EXPECT_EQ(hpt::detail::path_feature_slot(hpt::detail::path_feature_column(k)), k);
+    if (k > 0) {
+      EXPECT_LT(hpt::detail::path_feature_column(k - 1), hpt::detail::path_feature_column(k));
+    }
+  }
+  EXPECT_EQ(hpt::detail::path_feature_column(0), 0);  // LossOnly's x[0]
+  hpt::View1<double, Kokkos::HostSpace> mean("mean", I), inv_std("inv_std", I), x("x", I);
+  std::mt19937 gen(8);
+  std::uniform_real_distribution<double> u(-0.5, 0.5);
+  for (int i = 0; i < I; ++i) mean(i) = u(gen), inv_std(i) = 1.5 + u(gen);
+  for (const FeatureUpdate mode : {FeatureUpdate::LossOnly, FeatureUpdate::Rich}) {
+    hpt::LossState<double> st{};
+    st.log_loss = st.ema4 = st.ema16 = st.ema64 = st.best = st.first = st.mean32 = -0.1;
+    st.std32 = 0.05;
+    st.count = 1;
+    st.window[hpt::kLossWindow - 1] = st.log_loss;
+    for (int step = 0; step < 3 * hpt::kLossWindow; ++step) {
+      const double sentinel = 1e30;  // no feature can take it (clamped, or exp of a small l)
+      Kokkos::deep_copy(x, sentinel);
+      hpt::detail::advance_loss_features(st, u(gen), mode, x, mean, inv_std, 10.0);
+      for (int c = 0; c < I; ++c)
+        EXPECT_EQ(x(c) != sentinel, !hpt::detail::path_feature_constant(mode, c))
+            << "column " << c << " step " << step << " mode " << int(mode);
+    }
+  }
 }
 
 #if defined(KOKKOS_ENABLE_OPENMP) && defined(KOKKOS_ENABLE_SERIAL)
