@@ -129,20 +129,23 @@ write_corpus(vcurves, runs=3, steps=300, val_every=10)
 T = 150
 
 
-def scaled_copy(name, dataset, after=0):
-    """vcurves with every value of `dataset` at a step after `after` tripled."""
+def scaled_copy(name, dataset, factor):
+    """vcurves with every value of `dataset` times factor(its step)."""
     path = os.path.join(a.work, name)
     shutil.copy(vcurves, path)
     with h5py.File(path, "r+") as f:
         for g in f["runs"].values():
             steps = g["val_step" if dataset == "val_loss" else "step"][()]
-            g[dataset][...] = np.where(steps > after, 3.0, 1.0) * g[dataset][()]
+            g[dataset][...] = factor(steps) * g[dataset][()]
     return path
 
 
+# The training losses tilted (x1 at the first step to x3 at the last: a uniform factor would leave
+# every change of log loss, and so the earlier rule too, as it was); validation losses after T tripled.
 val_out = {}
-for name, path in (("fc_val", vcurves), ("fc_val_train3", scaled_copy("vtrain3.h5", "loss")),
-                   ("fc_val_late3", scaled_copy("vlate3.h5", "val_loss", T))):
+for name, path in (("fc_val", vcurves),
+                   ("fc_val_train3", scaled_copy("vtrain3.h5", "loss", lambda s: 3.0 ** (s / s.max()))),
+                   ("fc_val_late3", scaled_copy("vlate3.h5", "val_loss", lambda s: np.where(s > T, 3.0, 1.0)))):
     r = hptest.run(a.hpt, fdeck, f"forecast.input={path}", f"output.name={name}", "forecast.stop_on=validation")
     hptest.check(r.returncode == 0 and "validation loss" in r.stdout, f"{name}: forecast with validation losses",
                  r.stdout[-800:] + r.stderr[-600:])
