@@ -269,10 +269,10 @@ void CsvRunBuilder::add(const CsvLine& line) {
   r.curve.steps.push_back(step), r.curve.loss.push_back(loss), r.where.push_back(where_);
 }
 
-// The runs of a wide file (header `header`), read line by line from `lines`.
-std::vector<RawCurve> read_wide_runs(const std::string& path, const CsvLine& header,
-                                     const CsvColumns& cols, CsvLines& lines,
-                                     RunCollector& collect) {
+// One run per column of a wide file's header but the step column's (erased after reading), each
+// named by its column: a column without a name, or with another's, ends the read.
+std::vector<RawCurve> wide_runs_named(const std::string& path, const CsvLine& header,
+                                      const CsvColumns& cols) {
   std::vector<RawCurve> runs(header.fields.size());
   for (std::size_t k = 0; k < runs.size(); ++k) {
     runs[k].curve.id = header.fields[k];
@@ -284,34 +284,47 @@ std::vector<RawCurve> read_wide_runs(const std::string& path, const CsvLine& hea
         throw InputError("curve file '" + path + "' line 1: column '" + header.fields[k] +
                          "' appears twice");
   }
-  for (CsvLine line; lines.next(line);) {
-    const std::string where = "line " + std::to_string(line.number);
-    if (line.fields.size() != cols.count || line.quote_open) {
-      const std::string why = "has " + std::to_string(line.fields.size()) +
-                              " columns; the header has " + std::to_string(cols.count);
-      if (line.complete) throw InputError("curve file '" + path + "' " + where + ": " + why);
-      collect.note(where + ", the last line, has no newline and is incomplete: ignored");
+  return runs;
+}
+
+// Adds one line of a wide file to its runs: a bad line ends the read (it concerns every run), a
+// bad cell its run; an incomplete last line is ignored with a note.
+void add_wide_line(const std::string& path, const CsvLine& line, const CsvColumns& cols,
+                   std::vector<RawCurve>& runs, RunCollector& collect) {
+  const std::string where = "line " + std::to_string(line.number);
+  if (line.fields.size() != cols.count || line.quote_open) {
+    const std::string why = "has " + std::to_string(line.fields.size()) +
+                            " columns; the header has " + std::to_string(cols.count);
+    if (line.complete) throw InputError("curve file '" + path + "' " + where + ": " + why);
+    collect.note(where + ", the last line, has no newline and is incomplete: ignored");
+    return;
+  }
+  long long step = 0;
+  const std::string& step_field = line.fields[std::size_t(cols.step)];
+  if (!parse_integer_field(step_field, step))
+    throw InputError("curve file '" + path + "' " + where + ": step '" + step_field +
+                     "' is not an integer");
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    const std::string& cell = line.fields[k];
+    RawCurve& r = runs[k];
+    if (int(k) == cols.step || cell.empty() || collect.is_bad(r.curve.id)) continue;
+    double loss = 0;
+    const std::string why = parse_real_field(cell, loss) ? value_problem("loss", loss, true)
+                                                         : "loss '" + cell + "' is not a number";
+    if (!why.empty()) {
+      collect.fail(r.curve.id, where, why);
       continue;
     }
-    long long step = 0;
-    const std::string& step_field = line.fields[std::size_t(cols.step)];
-    if (!parse_integer_field(step_field, step))
-      throw InputError("curve file '" + path + "' " + where + ": step '" + step_field +
-                       "' is not an integer");
-    for (std::size_t k = 0; k < runs.size(); ++k) {
-      const std::string& cell = line.fields[k];
-      RawCurve& r = runs[k];
-      if (int(k) == cols.step || cell.empty() || collect.is_bad(r.curve.id)) continue;
-      double loss = 0;
-      std::string why = parse_real_field(cell, loss) ? value_problem("loss", loss, true)
-                                                     : "loss '" + cell + "' is not a number";
-      if (!why.empty()) {
-        collect.fail(r.curve.id, where, why);
-        continue;
-      }
-      r.curve.steps.push_back(step), r.curve.loss.push_back(loss), r.where.push_back(where);
-    }
+    r.curve.steps.push_back(step), r.curve.loss.push_back(loss), r.where.push_back(where);
   }
+}
+
+// The runs of a wide file (header `header`), read line by line from `lines`.
+std::vector<RawCurve> read_wide_runs(const std::string& path, const CsvLine& header,
+                                     const CsvColumns& cols, CsvLines& lines,
+                                     RunCollector& collect) {
+  std::vector<RawCurve> runs = wide_runs_named(path, header, cols);
+  for (CsvLine line; lines.next(line);) add_wide_line(path, line, cols, runs, collect);
   runs.erase(runs.begin() + cols.step);
   collect.note("wide file: " + std::to_string(runs.size()) + " runs, one per column");
   return runs;
