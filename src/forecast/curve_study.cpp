@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "forecast/logged_anchor.hpp"
-#include "forecast/validation_curve.hpp"
 #include "forecast/origin_share.hpp"
+#include "forecast/validation_curve.hpp"
 #include "kernels/ensemble_rollout.hpp"
 
 namespace hpt::forecast {
@@ -427,9 +427,8 @@ void CurveStudy::forecast_run(const CurveForecast& f, long long g, std::size_t i
 // online by the realised coverage of the validation forecasts made before (factor 1 until targets
 // are known).
 ValidationForecast CurveStudy::calibrated_validation(const OriginFits& fits, int r, int k) const {
-  ValidationForecast f =
-      forecast_validation(runs_[std::size_t(r)], validation_curves_[std::size_t(r)], level_model(r),
-                          fits.level, settings_.horizons[std::size_t(k)]);
+  ValidationForecast f = forecast_validation(runs_[std::size_t(r)], fits.validation, level_model(r),
+                                             fits.level, settings_.horizons[std::size_t(k)]);
   if (f.val_step < 0) return f;
   f.raw_lo = f.lo, f.raw_hi = f.hi;
   const Interval iv = validation_calibration_.apply(k, f.lo, f.mid, f.hi);
@@ -441,8 +440,13 @@ ValidationForecast CurveStudy::calibrated_validation(const OriginFits& fits, int
 OriginFits CurveStudy::fit_origin(int r) const {
   const Curve& run = runs_[std::size_t(r)];
   const int n = next_[std::size_t(r)];
-  return {fit_schedule_law(run.loss, areas_[std::size_t(r)], n),
-          fit_power_history(run.steps, run.loss, n), level_history(run.steps, run.loss, n)};
+  OriginFits fits{fit_schedule_law(run.loss, areas_[std::size_t(r)], n),
+                  fit_power_history(run.steps, run.loss, n),
+                  level_history(run.steps, run.loss, n),
+                  {}};
+  if (!settings_.level_model.empty())  // validation forecasts need the model
+    fits.validation = validation_history(validation_curves_[std::size_t(r)], fits.level.t);
+  return fits;
 }
 
 // The learned forecast of run r's log loss at its group's last step (the sweep's planned end). A
@@ -452,7 +456,7 @@ LevelForecast CurveStudy::final_forecast(const OriginFits& fits, int r, long lon
   const long long end = group_end_[std::size_t(group_[std::size_t(r)])];
   const LevelModel& m = settings_.final_model.empty() ? level_model(r) : settings_.final_model;
   if (settings_.stop_on_validation)
-    return final_validation(run, validation_curves_[std::size_t(r)], m, fits.level, end);
+    return final_validation(run, fits.validation, m, fits.level, end);
   return level_forecast_ahead(m, fits.level, run.steps, run.lr, end - g);
 }
 

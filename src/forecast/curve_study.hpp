@@ -186,6 +186,7 @@ struct OriginFits {
   ScheduleLaw law;
   PowerLaw power;
   LevelHistory level;
+  ValidationHistory validation;  // of the run's validation curve
 };
 
 // The lowest level of a group, its run, and the second lowest (the best other run of the leader),

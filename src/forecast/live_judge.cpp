@@ -96,7 +96,7 @@ LevelForecast final_from(const Curve& c, const LevelHistory& hist, long long end
   if (s.by_validation) {
     Curve val;
     validation_curve(c, val);  // empty with too few validation losses
-    return final_validation(c, val, s.final_level_model(), hist, end);
+    return final_validation(c, validation_history(val, hist.t), s.final_level_model(), hist, end);
   }
   return level_forecast_ahead(s.final_level_model(), hist, c.steps, c.lr, end - hist.t);
 }

@@ -32,29 +32,27 @@ LevelForecast moved(const Curve& c, const LevelModel& model, const LevelHistory&
           level + train.hi - hist.last};
 }
 
-// The learned forecast of the validation curve `val` at step `at` from its entries up to its newest
-// validation loss at or before t; false when fewer than kMinValidationHistory entries are there.
-bool from_validation_curve(const Curve& val, const LevelModel& model, long long t, long long at,
-                           LevelForecast& out) {
-  const int n = logged_upto(val, entries_upto(val, t));
-  if (n < kMinValidationHistory) return false;
-  const LevelHistory vh = level_history(val.steps, val.loss, n);
-  out = level_forecast_ahead(model, vh, val.steps, val.lr, at - vh.t);
-  return true;
-}
-
 // The forecast of the validation level at step `at` by the rule of forecast_validation.
-LevelForecast validation_at_step(const Curve& c, const Curve& val, const LevelModel& model,
-                                 const LevelHistory& hist, long long at, double level) {
-  LevelForecast f;
-  if (!val.steps.empty() && from_validation_curve(val, model, hist.t, at, f)) return f;
-  return moved(c, model, hist, at - hist.t, level);
+LevelForecast validation_at_step(const Curve& c, const ValidationHistory& val,
+                                 const LevelModel& model, const LevelHistory& hist, long long at,
+                                 double level) {
+  if (!val.usable()) return moved(c, model, hist, at - hist.t, level);
+  return level_forecast_ahead(model, val.hist, val.curve->steps, val.curve->lr, at - val.hist.t);
 }
 
 }  // namespace
 
-ValidationForecast forecast_validation(const Curve& c, const Curve& val, const LevelModel& model,
-                                       const LevelHistory& hist, int h) {
+ValidationHistory validation_history(const Curve& val, long long t) {
+  ValidationHistory out;
+  const int n = val.steps.empty() ? 0 : logged_upto(val, entries_upto(val, t));
+  if (n < kMinValidationHistory) return out;
+  out.curve = &val;
+  out.hist = level_history(val.steps, val.loss, n);
+  return out;
+}
+
+ValidationForecast forecast_validation(const Curve& c, const ValidationHistory& val,
+                                       const LevelModel& model, const LevelHistory& hist, int h) {
   ValidationForecast f;
   const double level = validation_level(c, hist.t);
   const long long at = validation_step_at_or_after(c, hist.t + h);
@@ -67,8 +65,8 @@ ValidationForecast forecast_validation(const Curve& c, const Curve& val, const L
   return f;
 }
 
-LevelForecast final_validation(const Curve& c, const Curve& val, const LevelModel& model,
-                               const LevelHistory& hist, long long end) {
+LevelForecast final_validation(const Curve& c, const ValidationHistory& val,
+                               const LevelModel& model, const LevelHistory& hist, long long end) {
   return validation_at_step(c, val, model, hist, end, validation_level(c, hist.t));
 }
 

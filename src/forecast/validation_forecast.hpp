@@ -32,19 +32,28 @@ struct ValidationForecast {
   double target = kNaN;  // log of the validation loss at val_step (NaN if the run has none there)
 };
 
+// A run's validation curve (made by validation_curve) at origin t: the history of its entries up to
+// its newest validation loss at or before t; usable once there are kMinValidationHistory of them.
+struct ValidationHistory {
+  const Curve* curve = nullptr;  // null: not usable (too few entries, or no curve)
+  LevelHistory hist;
+  bool usable() const { return curve != nullptr; }
+};
+// `val` may be empty (a run with too few validation losses); it must outlive the result.
+ValidationHistory validation_history(const Curve& val, long long t);
+
 // The forecast of the first validation point at or after t + h of run `c`, whose training history
-// up to t is `hist`: the learned level forecast of the run's validation curve `val` (made by
-// validation_curve; empty when the run has too few validation losses) from its newest validation
-// loss at or before t to that point's step; where `val` is empty or holds fewer than
-// kMinValidationHistory entries up to t, the validation level at t plus the learned change of the
-// training level over the same steps (median and 90 % interval). Undefined (val_step -1) without
-// validation losses before t and after t + h, or without a model.
-ValidationForecast forecast_validation(const Curve& c, const Curve& val, const LevelModel& model,
-                                       const LevelHistory& hist, int h);
+// up to t is `hist`: where `val` (its validation curve at t) is usable, the learned level forecast
+// of that curve from its newest validation loss at or before t to that point's step; else the
+// validation level at t plus the learned change of the training level over the same steps (median
+// and 90 % interval). Undefined (val_step -1) without validation losses before t and after t + h,
+// or without a model.
+ValidationForecast forecast_validation(const Curve& c, const ValidationHistory& val,
+                                       const LevelModel& model, const LevelHistory& hist, int h);
 
 // The forecast of the validation level at step `end` (the run's or its group's last step), by the
 // same rule.
-LevelForecast final_validation(const Curve& c, const Curve& val, const LevelModel& model,
-                               const LevelHistory& hist, long long end);
+LevelForecast final_validation(const Curve& c, const ValidationHistory& val,
+                               const LevelModel& model, const LevelHistory& hist, long long end);
 
 }  // namespace hpt::forecast
