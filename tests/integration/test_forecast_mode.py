@@ -393,6 +393,25 @@ with f5.File(os.path.join(a.work, "out_anchor", "fc.h5"), "r") as f:
           "sparse: forecasts inside the logging interval rest on one forecast of the next logged "
           "step", f"{len(pairs)} origins, largest relative spread {spread:.3g}")
 
+# run/corpus/logged-every: the small sweep's HDF5 file thinned to every 20th step (and each run's
+# last), every per-step column cut the same way, checked against the file it was made from; K = 1
+# refused with nothing written.
+tool = os.path.join(a.root, "run", "corpus", "logged-every")
+thin = os.path.join(a.work, "every20.h5")
+p = subprocess.run([tool, "20", f"{sweep}/curves.h5", thin], capture_output=True, text=True)
+check(p.returncode == 0 and "logged every 20 steps" in p.stdout, "logged-every runs", p.stderr)
+with f5.File(f"{sweep}/curves.h5", "r") as src, f5.File(thin, "r") as dst:
+    ok = set(src["runs"]) == set(dst["runs"])
+    for rid, r in src["runs"].items():
+        steps = r["step"][...]
+        keep = (steps % 20 == 0) | (np.arange(steps.size) == steps.size - 1)
+        ok = ok and all(np.array_equal(r[k][...][keep], dst[f"runs/{rid}/{k}"][...], equal_nan=True)
+                        for k in r if k in ("step", "loss", "lr", "grad_norm"))
+check(ok, "logged-every keeps the steps divisible by K and each run's last, every column cut alike")
+p = subprocess.run([tool, "1", f"{sweep}/curves.h5", thin + "_1"], capture_output=True, text=True)
+check(p.returncode != 0 and "at least 2" in p.stderr and not os.path.exists(thin + "_1"),
+      "logged-every refuses K = 1, nothing written", p.stderr)
+
 # Runs on different logging grids (every 5 steps from 5, every 7 steps from 6: off the grid of
 # forecast.every = 10): every run has origins, each at one of its own logged steps, and forecasts and
 # judgments made up to T read no loss of any run logged after T (the ensemble off: it trains on the
