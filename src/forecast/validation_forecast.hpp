@@ -1,8 +1,9 @@
 #pragma once
 // Forecasts of a run's validation loss (docs/method.md#validation-loss): validation losses come at
-// their own steps (every few hundred training steps, typically) and are too few to learn a curve
-// from, so the forecast moves the run's current validation level by the change that the learned
-// level forecaster foresees for its training level over the same steps.
+// their own steps (every few dozen or hundred training steps), smooth, and form a curve of their
+// own (forecast/validation_curve.hpp) that the learned level forecaster was pretrained on, so the
+// forecast is that forecaster's of the validation curve; a run with too few validation losses yet
+// has its validation level moved by the change foreseen for its training level instead.
 #include <limits>
 
 #include "forecast/curve.hpp"
