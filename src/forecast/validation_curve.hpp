@@ -1,8 +1,9 @@
 #pragma once
 // A run's validation losses as a curve of their own, for pretraining the learned level forecaster
-// (pretrain.validation_runs): validation losses measured on a fixed set every few dozen steps are
-// smooth, sparse and may turn up when a model overfits, a kind of curve that training losses do
-// not show but that a user may well ask hpt to forecast.
+// (pretrain.validation_runs) and for forecasting a run's validation points with it
+// (forecast/validation_forecast.hpp): validation losses measured on a fixed set every few dozen
+// steps are smooth, sparse and may turn up when a model overfits, a kind of curve that training
+// losses do not show.
 #include "forecast/curve.hpp"
 
 namespace hpt::forecast {
