@@ -97,16 +97,24 @@ std::vector<ScheduleAreas> schedule_areas_of(const std::vector<Curve>& runs) {
   return out;
 }
 
-// The experts of the combined forecast: the learned level forecast (`last` without a model) first.
-// With a level model the guards are held inside the learned 90 % interval: they may pull the
-// forecast across it, never beyond it (a trend extrapolated into a plateau cannot drag it away).
+// The experts of the combined forecast: the learned level forecast (`last` without a model) first,
+// then `last`, `loglin` and `power`. With a level model the guards are held inside the learned 90 %
+// interval: they may pull the forecast across it, never beyond it (a trend extrapolated into a
+// plateau cannot drag it away).
 std::vector<double> experts_of(const ForecastRow& row, bool learned) {
-  std::vector<double> experts{row.base[kLearnedSlot], row.base[0], row.base[1]};
+  std::vector<double> experts{row.base[kLearnedSlot], row.base[0], row.base[1], row.base[2]};
   if (!learned) return experts;
   const double lo = row.base_lo[kLearnedSlot], hi = row.base_hi[kLearnedSlot];
   for (std::size_t i = 1; i < experts.size(); ++i)
     if (std::isfinite(experts[i]) && lo <= hi) experts[i] = std::clamp(experts[i], lo, hi);
   return experts;
+}
+
+// The head starts of experts_of's four: the learned forecast one unit ahead; `power` one behind,
+// because a law fitted to the whole history cannot follow a loss that turns up (a validation loss
+// that rises), so it must earn its weight on the run first.
+std::vector<double> combination_head_starts() {
+  return {ForecastCombination::kPrior, 0.0, 0.0, -ForecastCombination::kPrior};
 }
 
 // The unit of the combined forecast's evidence: the width of the learned 90 % interval (1 without
@@ -164,7 +172,8 @@ CurveStudy::CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings&
       group_end_(group_ends(runs, group_)),
       areas_(schedule_areas_of(runs)),
       validation_curves_(validation_curves_of(runs)),
-      combination_(origin_spacings(runs, settings.every), 3, int(settings.horizons.size())),
+      combination_(origin_spacings(runs, settings.every), combination_head_starts(),
+                   int(settings.horizons.size())),
       finetuner_(settings.level_model, settings.finetune, runs, group_),
       comm_(comm),
       history_(encoder.create_history(int(runs.size()))),
