@@ -98,11 +98,11 @@ std::vector<ScheduleAreas> schedule_areas_of(const std::vector<Curve>& runs) {
 }
 
 // The experts of the combined forecast: the learned level forecast (`last` without a model) first,
-// then `last`, `loglin` and `power`. With a level model the guards are held inside the learned 90 %
+// then `last` and `loglin`. With a level model the guards are held inside the learned 90 %
 // interval: they may pull the forecast across it, never beyond it (a trend extrapolated into a
 // plateau cannot drag it away).
 std::vector<double> experts_of(const ForecastRow& row, bool learned) {
-  std::vector<double> experts{row.base[kLearnedSlot], row.base[0], row.base[1], row.base[2]};
+  std::vector<double> experts{row.base[kLearnedSlot], row.base[0], row.base[1]};
   if (!learned) return experts;
   const double lo = row.base_lo[kLearnedSlot], hi = row.base_hi[kLearnedSlot];
   for (std::size_t i = 1; i < experts.size(); ++i)
@@ -110,11 +110,10 @@ std::vector<double> experts_of(const ForecastRow& row, bool learned) {
   return experts;
 }
 
-// The head starts of experts_of's four: the learned forecast one unit ahead; `power` one behind,
-// because a law fitted to the whole history cannot follow a loss that turns up (a validation loss
-// that rises), so it must earn its weight on the run first.
+// The head starts of experts_of's three: the learned forecast one unit ahead of its guards. `power`
+// as a fourth guard one unit behind failed its registered test (docs/notes/, the thirtieth corpus).
 std::vector<double> combination_head_starts() {
-  return {ForecastCombination::kPrior, 0.0, 0.0, -ForecastCombination::kPrior};
+  return {ForecastCombination::kPrior, 0.0, 0.0};
 }
 
 // The unit of the combined forecast's evidence: the width of the learned 90 % interval (1 without
