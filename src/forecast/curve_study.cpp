@@ -6,6 +6,7 @@
 
 #include "forecast/logged_anchor.hpp"
 #include "forecast/origin_share.hpp"
+#include "forecast/power_guard.hpp"
 #include "forecast/validation_curve.hpp"
 #include "kernels/ensemble_rollout.hpp"
 
@@ -98,11 +99,12 @@ std::vector<ScheduleAreas> schedule_areas_of(const std::vector<Curve>& runs) {
 }
 
 // The experts of the combined forecast: the learned level forecast (`last` without a model) first,
-// then `last` and `loglin`. With a level model the guards are held inside the learned 90 %
-// interval: they may pull the forecast across it, never beyond it (a trend extrapolated into a
-// plateau cannot drag it away).
+// then `last`, `loglin` and `power` where its law decays (a flat law is no forecast of a level that
+// moves: it is what a saturating power law fits to a loss that rises). With a level model the
+// guards are held inside the learned 90 % interval: they may pull the forecast across it, never
+// beyond it (a trend extrapolated into a plateau cannot drag it away).
 std::vector<double> experts_of(const ForecastRow& row, bool learned) {
-  std::vector<double> experts{row.base[kLearnedSlot], row.base[0], row.base[1]};
+  std::vector<double> experts{row.base[kLearnedSlot], row.base[0], row.base[1], row.power_guard};
   if (!learned) return experts;
   const double lo = row.base_lo[kLearnedSlot], hi = row.base_hi[kLearnedSlot];
   for (std::size_t i = 1; i < experts.size(); ++i)
@@ -110,10 +112,9 @@ std::vector<double> experts_of(const ForecastRow& row, bool learned) {
   return experts;
 }
 
-// The head starts of experts_of's three: the learned forecast one unit ahead of its guards. `power`
-// as a fourth guard one unit behind failed its registered test (docs/notes/, the thirtieth corpus).
+// The head starts of experts_of's four: the learned forecast one unit ahead of its guards.
 std::vector<double> combination_head_starts() {
-  return {ForecastCombination::kPrior, 0.0, 0.0};
+  return {ForecastCombination::kPrior, 0.0, 0.0, 0.0};
 }
 
 // The unit of the combined forecast's evidence: the width of the learned 90 % interval (1 without
@@ -561,6 +562,7 @@ ForecastRow CurveStudy::forecast_row(const CurveForecast& f, const OriginFits& f
   row.base[0] = forecast_last(run.loss, n);
   row.base[1] = forecast_loglin(run.steps, run.loss, n, h);
   row.base[2] = forecast_power(fits.power, run.steps, run.loss, n, h);
+  row.power_guard = power_guard(run, fits.power, n, h);
   row.base[kLawSlot] =
       forecast_law(run.steps, run.loss, run.lr, areas_[std::size_t(r)], fits.law, n, h);
   row.base[kLearnedSlot] = row.base[0];

@@ -80,6 +80,9 @@ struct ForecastRow {
   double base_lo[kBaselines] = {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};
   double base_hi[kBaselines] = {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};
   int base_inside[kBaselines] = {-1, -1, -1, -1, -1, -1};  // -1: target or interval unknown
+  // `power` where its fit found a decay (b > 0), NaN where it did not (a flat law, or no fit): the
+  // combined forecast's fourth expert.
+  double power_guard = kNaN;
 };
 
 // A forecast of a validation point (run, origin, horizon index k) by the learned change.

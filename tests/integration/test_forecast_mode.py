@@ -127,16 +127,24 @@ with f5.File(outputs["h5"], "r") as f, f5.File(outputs["csv"], "r") as g:
     check("best_run_kept" in f["stop"].attrs and "total_steps_saved" in f["stop"].attrs,
           "stop list summary stored")
 
-# The combined forecast rebuilt from the stored learned, last and loglin forecasts with the rule
-# written out here: per run and horizon, weights exp(-(E - P)) * (min(E_k) + 0.01) / (E_k + 0.01)
-# with P = 1 for learned; E_k sums each realised target of horizon k's error in learned interval
-# widths (capped at 2), times (every / 10) / horizons, decayed by exp(-steps / 200) from the step at
-# which it became known, E the sum over horizons; targets known at an origin count there. last and
-# loglin enter held inside the learned 90 % interval of their row.
+# The combined forecast rebuilt from the stored learned, last, loglin and power forecasts with the
+# rule written out here: per run and horizon, weights exp(-(E - P)) * (min(E_k) + 0.01) / (E_k +
+# 0.01) with P = 1 for learned; E_k sums each realised target of horizon k's error in learned
+# interval widths (capped at 2; an expert without a value counts 2), times (every / 10) / horizons,
+# decayed by exp(-steps / 200) from the step at which it became known, E the sum over horizons;
+# targets known at an origin count there. last, loglin and power enter held inside the learned 90 %
+# interval of their row; power only at origins where its law decays (its forecasts differ between
+# horizons; a flat law, b = 0 or no fit, is left out). The sweep's runs are logged every step.
 with f5.File(outputs["h5"], "r") as f:
     run_of, origin, hz = f["forecasts/run"][...], f["forecasts/origin"][...], f["forecasts/horizon"][...]
     target = f["forecasts/target"][...]
-    ex = np.stack([f[f"baselines/{b}/forecast"][...] for b in ("learned", "last", "loglin")])
+    ex = np.stack([f[f"baselines/{b}/forecast"][...] for b in ("learned", "last", "loglin", "power")])
+    spread = {}
+    for key, p in zip(zip(run_of.tolist(), origin.tolist()), ex[3].tolist()):
+        lo, hi = spread.get(key, (p, p))
+        spread[key] = (min(lo, p), max(hi, p))
+    flat = np.array([spread[key][1] - spread[key][0] <= 0 for key in zip(run_of.tolist(), origin.tolist())])
+    ex[3] = np.where(flat, np.nan, ex[3])
     lo_l, hi_l = f["baselines/learned/q05"][...], f["baselines/learned/q95"][...]
     width = hi_l - lo_l
     moved = np.sum(np.isfinite(ex[1:]) & ((ex[1:] < lo_l) | (ex[1:] > hi_l)))
@@ -148,7 +156,7 @@ with f5.File(outputs["h5"], "r") as f:
     worst = 0.0
     for r in np.unique(run_of):
         rows = np.where(run_of == r)[0]
-        e = {h: np.zeros(3) for h in horizons}
+        e = {h: np.zeros(4) for h in horizons}
         last, pending = None, sorted(rows[~np.isnan(target[rows])], key=lambda i: origin[i] + hz[i] + 5)
         for i in rows[np.argsort(origin[rows], kind="stable")]:
             while pending and origin[pending[0]] + hz[pending[0]] + 5 <= origin[i]:
@@ -159,7 +167,7 @@ with f5.File(outputs["h5"], "r") as f:
                 last = t
                 err = np.where(np.isfinite(ex[:, j]), np.abs(ex[:, j] - target[j]) / width[j], 2.0)
                 e[hz[j]] += unit * np.minimum(err, 2.0)
-            pooled = sum(e.values()) - np.array([1.0, 0, 0])
+            pooled = sum(e.values()) - np.array([1.0, 0, 0, 0])
             own = e[hz[i]]
             w = np.exp(-(pooled - np.min(pooled))) * (np.min(own) + 0.01) / (own + 0.01)
             ok = np.isfinite(ex[:, i])
@@ -168,6 +176,8 @@ with f5.File(outputs["h5"], "r") as f:
     check(worst < 1e-9 and moved > 0,
           "the combined forecast follows the rule rebuilt here, guards held in the learned interval",
           f"{worst}, {moved} guard forecasts outside it")
+    check(0 < np.sum(flat) < len(flat), "power's law is flat at some origins and decays at others",
+          f"{np.sum(flat)} of {len(flat)} rows flat")
     # Its interval: the learned one moved with it, calibrated by the same quantile rule.
     shift = combined - ex[0]
     known = ~np.isnan(target)
