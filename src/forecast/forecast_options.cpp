@@ -119,9 +119,10 @@ void declare_forecast_options(OptionSchema& s) {
             "update each, round robin; 0: no online training)",
             0, 1 << 20);
   s.add_string("forecast.model", "", "dynamics model file written by hpt (empty: seeded init)");
-  s.add_choice("forecast.stop_on", "train", {"train", "validation"},
-               "the level the stop list compares runs by: train (the training loss) or validation "
-               "(the validation loss, forecast by the learned change; every run needs val_loss)");
+  s.add_choice(
+      "forecast.stop_on", "train", {"train", "validation"},
+      "the level the stop list compares runs by: train (the training loss) or validation "
+      "(the validation loss, forecast from the run's validation curve; every run needs val_loss)");
   s.add_choice("forecast.ensemble", "on", {"on", "off"},
                "hpt's RSSM ensemble (the hpt column, trained online): on, or off for the other "
                "forecasters alone, many times faster on large sweeps");
