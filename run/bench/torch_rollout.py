@@ -2,10 +2,12 @@
 """PyTorch peer of hpt's rollout bench (docs/bench.md#peers): the same GRU shapes, timed the same
 way.
 
-Variants per size: nn.GRUCell in an eager Python loop, the same loop captured in one CUDA graph, nn.GRU (cuDNN,
-teacher-forced: a whole input sequence, not an autoregressive rollout), and on the CPU nn.GRUCell eager with the
-same thread count as hpt's OpenMP run. The E members x N scenarios are batched as E*N rows of one cell (same FLOPs
-as E independent cells). Prints one table (us per step, member-steps/s) and, given hpt's bench CSV, the ratios.
+Variants per size: nn.GRUCell in an eager Python loop, the same loop captured in one CUDA graph, the cell compiled
+with torch.compile in the same loop and that loop captured in one CUDA graph (each skipped with the reason where it
+fails), nn.GRU (cuDNN, teacher-forced: a whole input sequence, not an autoregressive rollout), and on the CPU
+nn.GRUCell eager with the same thread count as hpt's OpenMP run. The E members x N scenarios are batched as
+E*N rows of one cell (same FLOPs as E independent cells). Prints one table (us per step, member-steps/s) and,
+given hpt's bench CSV, the ratios.
 
   python3 run/bench/torch_rollout.py [--sizes small,batch] [--threads 16] [--hpt-csv out/bench-gpu.csv] [--csv F]
 """
@@ -36,6 +38,48 @@ def timed(fn, sync, warmup, repeat):
         sync()
         times.append(time.perf_counter() - t0)
     return statistics.median(times), min(times)
+
+
+def skipped(name, variant, e):
+    print(f"  {name} {variant}: skipped: {type(e).__name__}: {(str(e).splitlines() or [''])[0][:160]}", flush=True)
+
+
+def compiled_variants(name, cell, x, h0, Y, sync, warmup, repeat):
+    """The GRUCell compiled with torch.compile (Inductor fuses the gates' elementwise work) in the eager loop, and
+    that loop captured in one CUDA graph; each skipped with the reason where it fails."""
+    if not hasattr(torch, "compile"):
+        print(f"  {name} GRUCell torch.compile: skipped: torch {torch.__version__} has no torch.compile")
+        return []
+    rows = []
+    try:
+        torch._dynamo.reset()  # static shapes for this size
+        t0 = time.perf_counter()
+        step = torch.compile(cell)
+
+        @torch.no_grad()
+        def compiled():
+            h = h0
+            for _ in range(Y):
+                h = step(x, h)
+            return h
+
+        compiled()
+        sync()
+        print(f"  {name} GRUCell torch.compile: compiled in {time.perf_counter() - t0:.1f} s", flush=True)
+        med, mn = timed(compiled, sync, warmup, repeat)
+        rows.append(("GRUCell torch.compile", med, mn))
+    except Exception as e:  # noqa: BLE001 (report any failure and go on)
+        skipped(name, "GRUCell torch.compile", e)
+        return rows
+    try:
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            compiled()
+        med, mn = timed(graph.replay, sync, warmup, repeat)
+        rows.append(("GRUCell torch.compile + CUDA graph", med, mn))
+    except Exception as e:  # noqa: BLE001
+        skipped(name, "GRUCell torch.compile + CUDA graph", e)
+    return rows
 
 
 def bench_size(name, device, threads, warmup, repeat, cpu_steps):
@@ -74,6 +118,7 @@ def bench_size(name, device, threads, warmup, repeat, cpu_steps):
                 h = cell(x, h)
         med, mn = timed(graph.replay, sync, warmup, repeat)
         rows.append(("GRUCell CUDA graph", med, mn))
+        rows += compiled_variants(name, cell, x, h0, Y, sync, warmup, repeat)
         # nn.GRU at 81920 rows hit an illegal memory access on the H200 (torch 2.x, cuDNN 9) and
         # poisons the CUDA context, so it is skipped above 65535 rows.
         if B <= 65535:
@@ -89,6 +134,7 @@ def bench_size(name, device, threads, warmup, repeat, cpu_steps):
     out = []
     for variant, med, mn in rows:
         us = med / Y * 1e6
+        print(f"  {name} {variant}: {us:.2f} us/step", flush=True)  # kept in the log if a later size is cut off
         out.append(dict(size=name, variant=variant, E=E, N=N, H=H, I=I, Y=Y, us_per_step=us,
                         min_us_per_step=mn / Y * 1e6, member_steps_per_s=B * Y / med,
                         gflops=6.0 * H * (H + I) * B * Y / med / 1e9))
@@ -120,12 +166,12 @@ def main():
                     hpt[r["size"]] = float(r["us_per_step"])
     print(f"torch {torch.__version__}, device {torch.cuda.get_device_name() if torch.cuda.is_available() else 'cpu'}"
           f", cpu threads {a.threads}")
-    hdr = f"{'size':<10} {'variant':<32} {'us/step':>10} {'member-steps/s':>15} {'GFLOP/s':>9}"
+    hdr = f"{'size':<10} {'variant':<36} {'us/step':>10} {'member-steps/s':>15} {'GFLOP/s':>9}"
     hdr += f" {'hpt us/step':>12} {'hpt speedup':>12}" if hpt else ""
     print(hdr)
     print("-" * len(hdr))
     for r in results:
-        line = (f"{r['size']:<10} {r['variant']:<32} {r['us_per_step']:>10.2f} {r['member_steps_per_s']:>15.4g}"
+        line = (f"{r['size']:<10} {r['variant']:<36} {r['us_per_step']:>10.2f} {r['member_steps_per_s']:>15.4g}"
                 f" {r['gflops']:>9.1f}")
         if r["size"] in hpt:
             line += f" {hpt[r['size']]:>12.2f} {r['us_per_step'] / hpt[r['size']]:>11.2f}x"

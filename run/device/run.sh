@@ -53,6 +53,9 @@ if [ "$what" = all ] || [ "$what" = bench ]; then
   python3 "$here/bench/torch_rollout.py" --threads 16 --repeat 5 --hpt-csv "$out/bench-gpu.csv" --csv "$out/torch.csv" \
     > "$out/torch.log" 2>&1
   summary "torch peer: rc=$?"
+  python3 "$here/bench/torch_training.py" --peak-gflops 67000 --hpt-csv "$out/bench-gpu.csv" \
+    --csv "$out/torch-training.csv" > "$out/torch-training.log" 2>&1
+  summary "torch training-step peer: rc=$?"
   (cd "$here" && OMP_NUM_THREADS=16 "$here/bin/hpt-omp" -i inputs/bench-cpu.ini --set output.dir="$out" \
     --set output.name=bench-omp16 > "$out/bench-omp16.log" 2>&1)
   summary "bench-cpu on 16 OpenMP threads: rc=$?"

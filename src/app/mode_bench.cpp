@@ -2,6 +2,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -10,9 +11,11 @@
 #include "app/bench_kernels.hpp"
 #include "app/bench_reference.hpp"
 #include "app/bench_sizes.hpp"
+#include "app/bench_training.hpp"
 #include "app/gemm_probe.hpp"
 #include "core/host_blas.hpp"
 #include "core/config_lists.hpp"
+#include "core/error.hpp"
 #include "app/output_location.hpp"
 #include "core/registry.hpp"
 #include "core/version.hpp"
@@ -34,6 +37,9 @@ void declare_bench_options(OptionSchema& s) {
                "rollout kernels timed at every size: auto (the one the dispatcher picks), "
                "persistent, tiled, tiled-1, team-per-path, gemm (comma-separated; a kernel that "
                "cannot run a size is skipped with a note)");
+  s.add_string("bench.training_sizes", "",
+               "named sizes of the RSSM ensemble's online training step to time: forecast, "
+               "default, h1024, e64 (docs/bench.md) (comma-separated; empty: none)");
   s.add_string("bench.encoder_runs", "1,1024,65536", "encoder batch sizes R (comma-separated)");
   s.add_int("bench.encoder_history", 256, "history length of every encoded run", 1, 1 << 20);
   s.add_string("bench.encoder_styles", "rich,prototype",
@@ -60,6 +66,7 @@ void check_bench_inputs(const RunContext& ctx) {
     check_output_file(ctx.output_path(suffix), "output.name", ctx.output_dir);
   parse_rollout_sizes(ctx.config.get_string("bench.sizes"), "bench.sizes");
   parse_rollout_kernels(ctx.config.get_string("bench.rollout_kernels"), "bench.rollout_kernels");
+  parse_training_sizes(ctx.config.get_string("bench.training_sizes"), "bench.training_sizes");
   parse_positive_list(ctx.config.get_string("bench.encoder_runs"), "bench.encoder_runs",
                       "1,1024,65536");
   parse_encoder_layouts(ctx.config.get_string("bench.encoder_layouts"), "bench.encoder_layouts");
@@ -231,6 +238,38 @@ void bench_rollout_sizes(const Config& c, const BenchSettings& b, std::vector<Ro
   }
 }
 
+// One online training step of the RSSM ensemble at one size: truncated BPTT over a full window
+// of K samples and the optimizer step, the forecaster's own code path (app/bench_training.hpp).
+Row bench_training_step(const Config& c, const TrainingSize& sz, const BenchSettings& b) {
+  TrainingStepBench bench(c, sz, b.seed);
+  Row r;
+  r.kernel = "train_step";
+  r.size = sz.name;
+  r.E = sz.members, r.N = 1, r.H = sz.hidden, r.Y = sz.bptt;
+  r.t = time_kernel([&] { bench.step(); }, b.warmup, b.repeat);
+  const RssmTrainReport last = bench.step();  // untimed: every step trained on a full window
+  HPT_REQUIRE(last.trained && last.samples == sz.bptt && std::isfinite(last.loss),
+              "bench: the training step of size " + sz.name + " did not train on a full window");
+  const double member_samples = double(sz.members) * sz.bptt;
+  r.us_per_step = r.t.median * 1e6;
+  r.ns_per_member_step = r.t.median / member_samples * 1e9;
+  r.member_steps_per_s = member_samples / r.t.median;
+  r.gflops = training_step_flops(sz) / r.t.median / 1e9;
+  r.exec_gflops = r.gflops;
+  if (b.peak > 0) r.peak_fraction = r.gflops / b.peak;
+  return r;
+}
+
+void bench_training_sizes(const Config& c, const BenchSettings& b, std::vector<Row>& rows) {
+  for (const auto& sz :
+       parse_training_sizes(c.get_string("bench.training_sizes"), "bench.training_sizes")) {
+    Kokkos::Profiling::pushRegion("hpt::bench_train_" + sz.name);
+    rows.push_back(bench_training_step(c, sz, b));
+    Kokkos::Profiling::popRegion();
+    std::cout << "  timed training step " << sz.name << std::endl;
+  }
+}
+
 // The configuration of one encoder style at the bench's history length.
 Config encoder_config(const Config& c, const std::string& style) {
   Config ec = c;
@@ -381,13 +420,16 @@ int run_bench_mode(const RunContext& ctx) {
   std::cout << "\nmeasured device copy bandwidth: " << io::fmt(copy_gbs) << " GB/s\n";
   std::vector<Row> rows;
   bench_rollout_sizes(c, b, rows);
+  bench_training_sizes(c, b, rows);
   bench_encoders(c, b, copy_gbs, rows);
   const io::TextTable table = bench_table(rows);
   std::cout << "\n"
             << io::backend_description() << ", "
             << "precision " << kPrecision << "\n"
-            << "(us/step: per rollout step, per GRU step, or per encoded run; GFLOP/s: the model's "
-               "count, 6 H (H + I) per GRU member-step plus the heads; exec GFLOP/s: the FLOPs the "
+            << "(us/step: per rollout step, per GRU step, per training step (train_step: Y is the "
+               "window's K, ns/member-step per member-sample), or per encoded run; GFLOP/s: the "
+               "model's count, 6 H (H + I) per GRU member-step plus the heads, three times that "
+               "per member-sample of a training step; exec GFLOP/s: the FLOPs the "
                "kernel executes (the tiled rollout skips the constant inputs' product), the basis "
                "of %peak; %GEMM: of the GEMM rate of the step's shape measured now with "
             << gemm_reference()

@@ -18,6 +18,17 @@
 
 namespace hpt {
 
+// The model's FLOPs of one forward and backward over a full window of K samples of E members:
+// the forward of a member-sample is the rollout's 6 H (H + I) + 4 S H + 4 (H + S) (the GRU, the
+// prior's two products, the loss head), two per weight; the backward does two products of the same
+// size per forward product (the input gradient W^T d and the weight gradient d x^T), so the whole
+// counts three forwards. Elementwise work (gates, KL, NLL) is not counted (docs/bench.md).
+inline double rssm_bptt_flops(int members, int hidden, int stochastic, int input, int window) {
+  const double H = hidden, S = stochastic;
+  const double forward = gru_step_flops(hidden, input) + 4.0 * S * H + 4.0 * (H + S);
+  return 3.0 * forward * double(members) * double(window);
+}
+
 // One training window. Capacity K = x.extent(0); the first `steps` samples are used.
 template <class Real, class Mem = MemSpace>
 struct RssmWindow {

@@ -78,6 +78,8 @@ refused("bench with an unknown rollout kernel", bench, ["bench.rollout_kernels=a
         ["bench.rollout_kernels", "fastest", "gemm"], out("b2"))
 refused("bench with an unknown encoder layout", bench, ["bench.encoder_layouts=thread,diagonal"],
         ["bench.encoder_layouts", "diagonal", "series"], out("b3"))
+refused("bench with an unknown training size", bench, ["bench.training_sizes=default,huge"],
+        ["bench.training_sizes", "huge", "e64"], out("b4"))
 blocker = os.path.join(a.work, "a_file")
 open(blocker, "w").close()
 refused("output.dir below a file", xor, [], ["output.dir", "a_file", "not a folder"], blocker + "/sub")

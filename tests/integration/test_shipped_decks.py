@@ -66,21 +66,37 @@ if os.path.exists(os.path.join(out, "model.h5")):
 
 # bench, shortened.
 r = hptest.run(a.hpt, inp("bench-cpu.ini"), f"output.dir={out}", "bench.sizes=prototype",
-               "bench.encoder_runs=1,64", "bench.repeat=1", "bench.warmup=0", "bench.copy_mb=8")
+               "bench.training_sizes=forecast", "bench.encoder_runs=1,64", "bench.repeat=1", "bench.warmup=0",
+               "bench.copy_mb=8")
 hptest.check(r.returncode == 0, "bench-cpu.ini runs (shortened)", r.stderr[-600:])
 csv = os.path.join(out, "bench-cpu.csv")
 if os.path.exists(csv):
-    rows = open(csv).read().strip().splitlines()
-    hptest.check(len(rows) == 1 + 2 + 4, f"bench CSV has rollout, gru_step and 4 encoder rows ({len(rows) - 1})")
-    dev_col = rows[0].split(",").index("max_deviation")
-    devs = [float(x.split(",")[dev_col]) for x in rows[1:]]
-    hptest.check(all(0 <= d < 1e-3 for d in devs), f"every bench row agrees with the host reference: {devs}")
+    rows = [x.split(",") for x in open(csv).read().strip().splitlines()]
+    head = rows[0]
+    kernels = [x[head.index("kernel")] for x in rows[1:]]
+    hptest.check(len(rows) == 1 + 2 + 1 + 4,
+                 f"bench CSV has rollout, gru_step, train_step and 4 encoder rows ({kernels})")
+    checked = [x for x in rows[1:] if x[head.index("kernel")] != "train_step"]
+    devs = [float(x[head.index("max_deviation")]) for x in checked]
+    hptest.check(all(0 <= d < 1e-3 for d in devs), f"every checked bench row agrees with the host reference: {devs}")
+    # The training step of size forecast (E 4, H 32, S 8, I 64, K 16): GFLOP/s times the median is the
+    # docs/bench.md#flop-counts count, here from the tensor shapes: 2 FLOPs per weight and member-sample
+    # forward, three forwards with the backward.
+    train = [x for x in rows[1:] if x[head.index("kernel")] == "train_step"]
+    if train:
+        E, H, S, I, K = 4, 32, 8, 64, 16
+        weights = E * (3 * H * I + 3 * H * H + 2 * S * H + 2 * (H + S))
+        flops = float(train[0][head.index("gflops")]) * 1e9 * float(train[0][head.index("median_s")])
+        hptest.check(abs(flops / (3 * 2 * weights * K) - 1) < 1e-4 and train[0][head.index("Y")] == str(K),
+                     f"train_step row counts {3 * 2 * weights * K} FLOPs over a window of {K}",
+                     f"{flops:.6g} FLOPs, Y {train[0][head.index('Y')]}")
     hptest.check(header_ok(os.path.join(out, "bench-cpu.h5"), "bench"), "bench-cpu.h5 has the hpt attributes")
 
 # bench with every rollout kernel named at one size: each that can run it is timed once (auto is
 # tiled-1 there), each agrees with the host reference; the persistent one cannot run on a CPU. The
 # same for the rich encoder's layouts at two run counts, one of them a partial tile of 32.
 r = hptest.run(a.hpt, inp("bench-cpu.ini"), f"output.dir={out}", "output.name=kernels", "bench.sizes=small",
+               "bench.training_sizes=",
                "bench.rollout_kernels=auto,tiled-1,team-per-path,gemm,persistent", "bench.encoder_runs=1,40",
                "bench.encoder_styles=rich", "bench.encoder_layouts=auto,thread,series,team",
                "bench.repeat=1", "bench.warmup=0", "bench.copy_mb=8")

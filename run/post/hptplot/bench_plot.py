@@ -76,6 +76,8 @@ def plot(f, path, peers=()):
         if kernel.startswith("encode_"):
             encode.setdefault(kernel[len("encode_"):], {})[size] = us
             continue
+        if kernel == "train_step":  # µs per training step of its own sizes: not on this figure
+            continue
         if size not in sizes:
             sizes.append(size)
         label = f"hpt {kernel}" if kernel.startswith("rollout") else "hpt one GRU step"
