@@ -31,8 +31,8 @@ namespace hpt::forecast {
 
 // The forecasters beside hpt's ensemble: three simple baselines, the schedule-aware law, the
 // pretrained level forecaster (forecast/level_model.hpp), and the combined forecast, that
-// forecaster guarded run by run by `last` and `loglin` (the last slot,
-// forecast/forecast_combination.hpp).
+// forecaster guarded run by run by `last`, `loglin` and `power` (the last slot,
+// forecast/forecast_combination.hpp, forecast/power_guard.hpp).
 constexpr int kBaselines = 6;
 constexpr int kLawSlot = 3, kLearnedSlot = 4, kCombinedSlot = 5;
 constexpr int kForecasters = 1 + kBaselines;  // hpt, then the others
