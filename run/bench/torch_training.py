@@ -20,10 +20,11 @@ and, given hpt's bench CSV, hpt's time and the ratio.
 import argparse
 import csv
 import math
-import statistics
 import time
 
 import torch
+
+from torch_rollout import timed  # the rollout peer's timer, the same fences
 
 SIZES = {  # name: (E, H, S, I, K) as in docs/bench.md#sizes (bench.training_sizes)
     "forecast": (4, 32, 8, 64, 16),
@@ -89,19 +90,6 @@ def window_loss(p, x, y, h0, w, eps):
 def reason(e):
     """The exception's type and the first line of its message."""
     return f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:160]}"
-
-
-def timed(fn, sync, warmup, repeat):
-    for _ in range(warmup):
-        fn()
-    sync()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), min(times)
 
 
 class Step:
