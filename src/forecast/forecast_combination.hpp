@@ -1,15 +1,18 @@
 #pragma once
 // The combined forecast (docs/method.md#combined-forecast): a guard on the learned level forecast,
-// run by run. Per run, an exponentially weighted average of experts (learned, last, loglin),
-// each weighted by exp(-rate * its evidence), where the evidence is its recent absolute error on
-// the run's realised targets of every horizon, in units of the learned 90 % interval's width
-// (capped), forgotten with an e-folding of kMemorySteps steps, less the expert's head start (the
-// learned expert's is positive: it starts ahead); on a run where a simple expert keeps beating the
-// learned one (a smooth curve that `loglin` extrapolates, a memorising run that `last` holds), the
-// weight moves to that expert within a few hundred steps. Each horizon's weights are further
-// multiplied by the ratio of the least error of any expert at that horizon to the expert's own
-// (plus a floor), so that on a smooth curve, where every error is a small fraction of the
-// interval's width, the expert whose errors are several times smaller still takes the weight.
+// run by run. Per run, an exponentially weighted average of experts (learned, last, loglin and
+// power, forecast/power_guard.hpp), each weighted by exp(-rate * its evidence), where the evidence
+// is its recent absolute error on the run's realised targets of every horizon, in units of the
+// learned 90 % interval's width (capped; an expert without a value counts the cap), forgotten with
+// an e-folding of kMemorySteps steps, less the expert's head start (the learned expert's is
+// positive: it starts ahead); on a run where a simple expert keeps beating the learned one (a
+// smooth curve that `loglin` extrapolates, a memorising run that `last` holds, a noisy one whose
+// level the power law of the whole history reads best), the weight moves to that expert within a
+// few hundred steps. An expert without a value (NaN) is left out of the mean. Each horizon's
+// weights are further multiplied by the ratio of the least error of any expert at that horizon to
+// the expert's own (plus a floor), so that on a smooth curve, where every error is a small fraction
+// of the interval's width, the expert whose errors are several times smaller still takes the
+// weight.
 #include <vector>
 
 namespace hpt::forecast {
