@@ -197,9 +197,9 @@ void print_summary(const CurveStudyResult& result, const std::vector<forecast::C
             << "coverage: hpt after the adaptive conformal correction; baselines "
             << "from the 5/95 % quantiles of their own past errors (once 10 are known)\n"
             << "hpt's forecast: combined, "
-            << (settings.level_model.empty() ? "last guarded run by run by loglin"
-                                             : "the learned level forecast guarded run by run by "
-                                               "last and loglin")
+            << (settings.level_model.empty()
+                    ? "last guarded run by run by loglin and power"
+                    : "the learned level forecast guarded run by run by last, loglin and power")
             << " (the hpt row above is the RSSM ensemble alone)\n"
             << headline_table(result).str() << validation_table(result) << "stop list at "
             << io::fmt(s.stop_at) << " of each run: " << s.stopped_count << " of " << R
