@@ -98,6 +98,8 @@ std::vector<ScheduleAreas> schedule_areas_of(const std::vector<Curve>& runs) {
   return out;
 }
 
+constexpr int kCombinedExperts = 4;  // experts_of's
+
 // The experts of the combined forecast: the learned level forecast (`last` without a model) first,
 // then `last`, `loglin` and `power` where its law decays (a flat law is no forecast of a level that
 // moves: it is what a saturating power law fits to a loss that rises). With a level model the
@@ -110,11 +112,6 @@ std::vector<double> experts_of(const ForecastRow& row, bool learned) {
   for (std::size_t i = 1; i < experts.size(); ++i)
     if (std::isfinite(experts[i]) && lo <= hi) experts[i] = std::clamp(experts[i], lo, hi);
   return experts;
-}
-
-// The head starts of experts_of's four: the learned forecast one unit ahead of its guards.
-std::vector<double> combination_head_starts() {
-  return {ForecastCombination::kPrior, 0.0, 0.0, 0.0};
 }
 
 // The unit of the combined forecast's evidence: the width of the learned 90 % interval (1 without
@@ -172,7 +169,7 @@ CurveStudy::CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings&
       group_end_(group_ends(runs, group_)),
       areas_(schedule_areas_of(runs)),
       validation_curves_(validation_curves_of(runs)),
-      combination_(origin_spacings(runs, settings.every), combination_head_starts(),
+      combination_(origin_spacings(runs, settings.every), kCombinedExperts,
                    int(settings.horizons.size())),
       finetuner_(settings.level_model, settings.finetune, runs, group_),
       comm_(comm),

@@ -3,14 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <utility>
 
 namespace hpt::forecast {
 
-ForecastCombination::ForecastCombination(const std::vector<long long>& spacing,
-                                         std::vector<double> head_starts, int horizons)
-    : head_starts_(std::move(head_starts)),
-      experts_(int(head_starts_.size())),
+ForecastCombination::ForecastCombination(const std::vector<long long>& spacing, int experts,
+                                         int horizons)
+    : experts_(experts),
       horizons_(std::max(horizons, 1)),
       evidence_(spacing.size() * std::size_t(experts_ * horizons_), 0.0),
       updated_(spacing.size(), -1) {
@@ -26,7 +24,7 @@ std::vector<double> ForecastCombination::weights(int run, int k) const {
       pooled[std::size_t(i)] += e;
       if (j == k) own[std::size_t(i)] = e;
     }
-  for (std::size_t i = 0; i < pooled.size(); ++i) pooled[i] -= head_starts_[i];
+  pooled[0] -= kPrior;
   const double least = *std::min_element(pooled.begin(), pooled.end());
   const double least_own = *std::min_element(own.begin(), own.end());
   std::vector<double> w(pooled.size());

@@ -4,15 +4,14 @@
 // power, forecast/power_guard.hpp), each weighted by exp(-rate * its evidence), where the evidence
 // is its recent absolute error on the run's realised targets of every horizon, in units of the
 // learned 90 % interval's width (capped; an expert without a value counts the cap), forgotten with
-// an e-folding of kMemorySteps steps, less the expert's head start (the learned expert's is
-// positive: it starts ahead); on a run where a simple expert keeps beating the learned one (a
-// smooth curve that `loglin` extrapolates, a memorising run that `last` holds, a noisy one whose
-// level the power law of the whole history reads best), the weight moves to that expert within a
-// few hundred steps. An expert without a value (NaN) is left out of the mean. Each horizon's
-// weights are further multiplied by the ratio of the least error of any expert at that horizon to
-// the expert's own (plus a floor), so that on a smooth curve, where every error is a small fraction
-// of the interval's width, the expert whose errors are several times smaller still takes the
-// weight.
+// an e-folding of kMemorySteps steps (the learned expert starts with a head start); on a run where
+// a simple expert keeps beating the learned one (a smooth curve that `loglin` extrapolates, a
+// memorising run that `last` holds, a noisy one whose level the power law of the whole history
+// reads best), the weight moves to that expert within a few hundred steps. An expert without a
+// value (NaN) is left out of the mean. Each horizon's weights are further multiplied by the ratio
+// of the least error of any expert at that horizon to the expert's own (plus a floor), so that on a
+// smooth curve, where every error is a small fraction of the interval's width, the expert whose
+// errors are several times smaller still takes the weight.
 #include <vector>
 
 namespace hpt::forecast {
@@ -20,17 +19,16 @@ namespace hpt::forecast {
 class ForecastCombination {
  public:
   static constexpr double kRate = 1.0;           // of the exponential weights
-  static constexpr double kPrior = 1.0;          // the learned expert's head start, evidence units
+  static constexpr double kPrior = 1.0;          // head start of expert 0, in evidence units
   static constexpr double kCap = 2.0;            // one target's error counts at most this much
   static constexpr double kMemorySteps = 200.0;  // evidence decays as exp(-steps / this)
   static constexpr double kUnitSteps = 10.0;     // origins this far apart give a target weight 1
   static constexpr double kRatioFloor = 0.01;    // added to each horizon's evidence in the ratio
 
-  // `spacing`: each run's steps between two origins; `head_starts`: one per expert, subtracted
-  // from its pooled evidence; `horizons`: how many horizons share the evidence. A target weighs
-  // (spacing / kUnitSteps) / horizons, so the weights do not depend on the cadence of the origins.
-  ForecastCombination(const std::vector<long long>& spacing, std::vector<double> head_starts,
-                      int horizons);
+  // `spacing`: each run's steps between two origins; `experts`: how many, the learned one first;
+  // `horizons`: how many horizons share the evidence. A target weighs (spacing / kUnitSteps) /
+  // horizons, so the weights do not depend on the cadence of the origins.
+  ForecastCombination(const std::vector<long long>& spacing, int experts, int horizons);
 
   // The weighted mean of the finite forecasts among `experts` for horizon `k` (NaN when none is
   // finite).
@@ -41,12 +39,11 @@ class ForecastCombination {
   void update(int run, int k, long long step, const std::vector<double>& experts, double target,
               double scale);
   // The current weights for horizon `k`, normalised over the experts: exp(-rate * (pooled evidence
-  // - its head start)) times (least evidence at k + floor) / (own evidence at k + floor).
+  // - head start)) times (least evidence at k + floor) / (own evidence at k + floor).
   std::vector<double> weights(int run, int k) const;
 
  private:
   std::size_t at(int run, int k) const { return std::size_t((run * horizons_ + k) * experts_); }
-  std::vector<double> head_starts_;
   int experts_;
   int horizons_;
   std::vector<double> target_weight_;  // per run

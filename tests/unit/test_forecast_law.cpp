@@ -99,8 +99,7 @@ TEST(ForecastCombination, WeightsFollowTheDecayedEvidenceOfADirectSum) {
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   const long long every = 20;
   const int horizons = 4;
-  const std::vector<double> head_starts{ForecastCombination::kPrior, 0.0, -0.5};
-  ForecastCombination c({every}, head_starts, horizons);
+  ForecastCombination c({every}, 3, horizons);
   std::vector<std::vector<std::vector<double>>> errors(horizons);  // per horizon
   std::vector<std::vector<long long>> steps(horizons);
   for (int j = 0; j < 60; ++j) {
@@ -122,7 +121,7 @@ TEST(ForecastCombination, WeightsFollowTheDecayedEvidenceOfADirectSum) {
     own.push_back(evidence_by_sum(errors[std::size_t(k)], steps[std::size_t(k)], weight));
     for (std::size_t i = 0; i < 3; ++i) pooled[i] += own.back()[i];
   }
-  for (std::size_t i = 0; i < 3; ++i) pooled[i] -= head_starts[i];
+  pooled[0] -= ForecastCombination::kPrior;
   const double least = *std::min_element(pooled.begin(), pooled.end());
   for (int k = 0; k < horizons; ++k) {
     const std::vector<double>& o = own[std::size_t(k)];
@@ -145,7 +144,7 @@ TEST(ForecastCombination, OnASmoothCurveTheExpertWithTheSmallestErrorsTakesTheWe
   // Every error a small fraction of the interval's width: the exponential weights alone hardly
   // separate the experts; the error ratio gives expert 2 (five times closer than expert 1) the
   // most.
-  ForecastCombination c({10}, {ForecastCombination::kPrior, 0.0, 0.0}, 2);
+  ForecastCombination c({10}, 3, 2);
   for (long long step = 10; step <= 1000; step += 10)
     for (int k = 0; k < 2; ++k) c.update(0, k, step, {1.02, 1.005, 1.001}, 1.0, 1.0);
   const std::vector<double> w = c.weights(0, 0);
@@ -155,7 +154,7 @@ TEST(ForecastCombination, OnASmoothCurveTheExpertWithTheSmallestErrorsTakesTheWe
 }
 
 TEST(ForecastCombination, ALearnedForecastThatKeepsMissingLosesItsWeightRunByRun) {
-  ForecastCombination c({10, 10}, {ForecastCombination::kPrior, 0.0, 0.0}, 1);
+  ForecastCombination c({10, 10}, 3, 1);
   const std::vector<double> before = c.weights(0, 0);
   EXPECT_GT(before[0], before[1]);  // the head start of the learned forecast
   EXPECT_DOUBLE_EQ(before[1], before[2]);
@@ -173,27 +172,29 @@ TEST(ForecastCombination, ALearnedForecastThatKeepsMissingLosesItsWeightRunByRun
   EXPECT_GT(c.weights(0, 0)[0], 0.6);
 }
 
-TEST(ForecastCombination, BeforeAnyTargetTheWeightsFollowTheHeadStarts) {
-  // No evidence yet: weights proportional to exp(rate * head start), the same at every horizon.
-  const std::vector<double> head_starts{ForecastCombination::kPrior, 0.0, 0.0, -0.7};
-  ForecastCombination c({10}, head_starts, 3);
-  double sum = 0;
-  for (double h : head_starts) sum += std::exp(ForecastCombination::kRate * h);
-  for (int k = 0; k < 3; ++k)
-    for (std::size_t i = 0; i < head_starts.size(); ++i)
-      EXPECT_NEAR(c.weights(0, k)[i], std::exp(ForecastCombination::kRate * head_starts[i]) / sum,
-                  1e-15);
-  // A handicapped expert that is exact while the others miss takes the weight all the same.
+TEST(ForecastCombination, BeforeAnyTargetTheLearnedExpertLeadsByItsHeadStart) {
+  // No evidence yet: the learned expert's weight exp(rate * prior) times each other's, at every
+  // horizon; an expert without a value (NaN) is left out of the mean.
+  ForecastCombination c({10}, 4, 3);
+  const double lead = std::exp(ForecastCombination::kRate * ForecastCombination::kPrior);
+  for (int k = 0; k < 3; ++k) {
+    const std::vector<double> w = c.weights(0, k);
+    EXPECT_NEAR(w[0], lead / (lead + 3.0), 1e-15);
+    for (int i = 1; i < 4; ++i) EXPECT_NEAR(w[std::size_t(i)], 1.0 / (lead + 3.0), 1e-15);
+  }
+  EXPECT_NEAR(c.combine(0, 1, {1.0, 2.0, 3.0, std::nan("")}), (lead + 2.0 + 3.0) / (lead + 2.0),
+              1e-12);
+  // An expert that is exact while the others miss takes the weight; one without values loses it.
   for (long long step = 10; step <= 1000; step += 10)
-    for (int k = 0; k < 3; ++k) c.update(0, k, step, {1.5, 1.4, 1.6, 1.0}, 1.0, 0.5);
-  EXPECT_GT(c.weights(0, 0)[3], 0.99);
+    for (int k = 0; k < 3; ++k) c.update(0, k, step, {1.5, 1.4, 1.0, std::nan("")}, 1.0, 0.5);
+  EXPECT_GT(c.weights(0, 0)[2], 0.99);
+  EXPECT_LT(c.weights(0, 0)[3], 1e-3);
 }
 
 TEST(ForecastCombination, TheWeightsHardlyDependOnTheCadenceOfTheOrigins) {
   // The same errors every 10 and every 50 steps: the targets weigh 1 and 5, and the evidence
   // differs only by how the sum of a geometric series approximates its integral.
-  const std::vector<double> head_starts{ForecastCombination::kPrior, 0.0, 0.0};
-  ForecastCombination fine({10}, head_starts, 1), coarse({50}, head_starts, 1);
+  ForecastCombination fine({10}, 3, 1), coarse({50}, 3, 1);
   const std::vector<double> f{1.3, 1.1, 1.0};
   for (long long step = 10; step <= 2000; step += 10) {
     fine.update(0, 0, step, f, 1.0, 1.0);
