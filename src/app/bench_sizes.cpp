@@ -1,8 +1,5 @@
 #include "app/bench_sizes.hpp"
 
-#include "core/config_lists.hpp"
-#include "core/error.hpp"
-
 namespace hpt::app {
 
 const std::vector<RolloutSize>& perf_rollout_sizes() {
@@ -15,16 +12,7 @@ const std::vector<RolloutSize>& perf_rollout_sizes() {
 }
 
 std::vector<RolloutSize> parse_rollout_sizes(const std::string& list, const std::string& key) {
-  std::vector<RolloutSize> out;
-  for (const auto& name : split_list(list)) {
-    bool found = false;
-    for (const auto& s : perf_rollout_sizes())
-      if (s.name == name) out.push_back(s), found = true;
-    if (!found)
-      throw InputError(key + " = '" + list + "': unknown size '" + name +
-                       "' (known: small, prototype, wide, batch, sweep)");
-  }
-  return out;
+  return pick_named_sizes(list, key, perf_rollout_sizes());
 }
 
 }  // namespace hpt::app

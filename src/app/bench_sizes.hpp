@@ -3,7 +3,28 @@
 #include <string>
 #include <vector>
 
+#include "core/config_lists.hpp"
+#include "core/error.hpp"
+
 namespace hpt::app {
+
+// The entries of `table` (each with a `name`) that the comma-separated `list` names, in its order;
+// InputError naming `key`, the unknown name and the known ones otherwise.
+template <class Size>
+std::vector<Size> pick_named_sizes(const std::string& list, const std::string& key,
+                                   const std::vector<Size>& table) {
+  std::vector<Size> out;
+  for (const auto& name : split_list(list)) {
+    const std::size_t before = out.size();
+    for (const auto& s : table)
+      if (s.name == name) out.push_back(s);
+    if (out.size() > before) continue;
+    std::string known;
+    for (const auto& s : table) known += (known.empty() ? "" : ", ") + s.name;
+    throw InputError(key + " = '" + list + "': unknown size '" + name + "' (known: " + known + ")");
+  }
+  return out;
+}
 
 struct RolloutSize {
   std::string name;

@@ -2,8 +2,7 @@
 
 #include <cmath>
 
-#include "core/config_lists.hpp"
-#include "core/error.hpp"
+#include "app/bench_sizes.hpp"
 #include "kernels/rssm_bptt.hpp"
 
 namespace hpt::app {
@@ -17,16 +16,7 @@ const std::vector<TrainingSize>& training_sizes() {
 }
 
 std::vector<TrainingSize> parse_training_sizes(const std::string& list, const std::string& key) {
-  std::vector<TrainingSize> out;
-  for (const auto& name : split_list(list)) {
-    bool found = false;
-    for (const auto& s : training_sizes())
-      if (s.name == name) out.push_back(s), found = true;
-    if (!found)
-      throw InputError(key + " = '" + list + "': unknown training size '" + name +
-                       "' (known: forecast, default, h1024, e64)");
-  }
-  return out;
+  return pick_named_sizes(list, key, training_sizes());
 }
 
 double training_step_flops(const TrainingSize& size) {
