@@ -40,6 +40,14 @@ def timed(fn, sync, warmup, repeat):
     return statistics.median(times), min(times)
 
 
+def write_csv(path, rows):
+    """One row per dict, the first one's keys as the header."""
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+
+
 def skipped(name, variant, e):
     print(f"  {name} {variant}: skipped: {type(e).__name__}: {(str(e).splitlines() or [''])[0][:160]}", flush=True)
 
@@ -177,10 +185,7 @@ def main():
             line += f" {hpt[r['size']]:>12.2f} {r['us_per_step'] / hpt[r['size']]:>11.2f}x"
         print(line)
     if a.csv:
-        with open(a.csv, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(results[0].keys()))
-            w.writeheader()
-            w.writerows(results)
+        write_csv(a.csv, results)
 
 
 if __name__ == "__main__":

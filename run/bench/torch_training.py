@@ -24,7 +24,7 @@ import time
 
 import torch
 
-from torch_rollout import timed  # the rollout peer's timer, the same fences
+from torch_rollout import timed, write_csv  # the rollout peer's timer (the same fences), CSV
 
 SIZES = {  # name: (E, H, S, I, K) as in docs/bench.md#sizes (bench.training_sizes)
     "forecast": (4, 32, 8, 64, 16),
@@ -207,10 +207,7 @@ def main():
             line += f" {hpt[r['size']]:>9.4f} {r['median_ms'] / hpt[r['size']]:>8.2f}x"
         print(line)
     if a.csv and results:
-        with open(a.csv, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(results[0].keys()))
-            w.writeheader()
-            w.writerows(results)
+        write_csv(a.csv, results)
 
 
 if __name__ == "__main__":
