@@ -9,6 +9,7 @@
 #include "core/config_lists.hpp"
 #include "core/error.hpp"
 #include "forecast/baselines.hpp"
+#include "forecast/logged_every_curve.hpp"
 #include "forecast/pretrain_options.hpp"
 #include "forecast/synthetic_curves.hpp"
 #include "forecast/validation_curve.hpp"
@@ -20,6 +21,18 @@ namespace hpt::app {
 
 namespace {
 
+// `run` and, where asked and it has them, its validation curve and its copy logged every few steps.
+void add_with_views(forecast::Curve run, bool validation, long long logged_every,
+                    forecast::CurveSet& corpus) {
+  forecast::Curve v, sparse;
+  const bool with_validation = validation && forecast::validation_curve(run, v);
+  const bool with_sparse =
+      logged_every > 1 && forecast::logged_every_curve(run, logged_every, sparse);
+  corpus.runs.push_back(std::move(run));
+  if (with_validation) corpus.runs.push_back(std::move(v));
+  if (with_sparse) corpus.runs.push_back(std::move(sparse));
+}
+
 // The runs of every file of pretrain.input whose split is one of pretrain.split (all when empty).
 forecast::CurveSet read_corpus(const Config& c) {
   const std::string list = c.get_string("pretrain.input");
@@ -30,6 +43,11 @@ forecast::CurveSet read_corpus(const Config& c) {
         "corpus), comma-separated, or pretrain.synthetic_runs > 0");
   const std::vector<std::string> splits = split_list(c.get_string("pretrain.split"));
   const bool validation = c.get_bool("pretrain.validation_runs");
+  const long long logged_every = c.get_int("pretrain.logged_every_runs");
+  if (logged_every == 1)
+    throw InputError(
+        "pretrain.logged_every_runs = 1: expected 0 (no logged copies) or a logging interval of "
+        "2 to 100 steps");
   forecast::CurveSet corpus;
   for (const std::string& path : split_list(list)) {
     forecast::CurveSet set =
@@ -37,10 +55,7 @@ forecast::CurveSet read_corpus(const Config& c) {
     for (forecast::Curve& run : set.runs) {
       if (!splits.empty() && std::find(splits.begin(), splits.end(), run.split) == splits.end())
         continue;
-      forecast::Curve v;
-      const bool with_validation = validation && forecast::validation_curve(run, v);
-      corpus.runs.push_back(std::move(run));
-      if (with_validation) corpus.runs.push_back(std::move(v));
+      add_with_views(std::move(run), validation, logged_every, corpus);
     }
     for (const std::string& why : set.skipped) corpus.skipped.push_back("'" + path + "' " + why);
     for (const std::string& note : set.notes) corpus.notes.push_back("'" + path + "': " + note);

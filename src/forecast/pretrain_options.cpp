@@ -32,6 +32,10 @@ void declare_pretrain_options(OptionSchema& s) {
   s.add_bool("pretrain.validation_runs", false,
              "also fit to each run's validation losses (val_step, val_loss; at least 10) as a "
              "curve of its own: smooth, sparse curves that may turn up");
+  s.add_int("pretrain.logged_every_runs", 0,
+            "also fit to each run recorded at every step as a copy logged every this many steps "
+            "(its losses at the multiples and its last step, joined by straight lines; 0: none)",
+            0, 100);
   s.add_string("pretrain.horizons", kPretrainHorizonsExample,
                "horizons in steps the model is fitted at (>= 5, increasing)");
   s.add_choice("pretrain.target", "horizons", {"horizons", "end"},

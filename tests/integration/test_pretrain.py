@@ -90,6 +90,25 @@ r = hptest.run(a.hpt, deck, f"pretrain.input={vcorpus}", "pretrain.split=", "out
 hptest.check(r.returncode == 0 and "pretrain: 4 runs" in r.stdout, "by default the validation curves are not runs",
              r.stdout[-600:] + r.stderr[-600:])
 
+# pretrain.logged_every_runs: every run recorded at every step (400 steps here) also gives its copy logged every K
+# steps as a run, where the copy keeps 10 or more entries: K = 40 keeps 10 (40 .. 400), K = 45 keeps 9 (45 .. 360
+# and 400); a copy of a validation curve is never made. 1 is refused before any work.
+for k, runs, why in ((40, 8, "adds a copy of each of the 4 runs"), (45, 4, "adds none: 9 entries are too few")):
+    r = hptest.run(a.hpt, deck, f"pretrain.input={vcorpus}", "pretrain.split=", f"pretrain.logged_every_runs={k}",
+                   f"output.name=every{k}")
+    hptest.check(r.returncode == 0 and f"pretrain: {runs} runs" in r.stdout,
+                 f"pretrain.logged_every_runs = {k} {why}", r.stdout[-600:] + r.stderr[-600:])
+r = hptest.run(a.hpt, deck, f"pretrain.input={vcorpus}", "pretrain.split=", "pretrain.validation_runs=on",
+               "pretrain.logged_every_runs=40", "output.name=every40val")
+hptest.check(r.returncode == 0 and "pretrain: 11 runs" in r.stdout,
+             "with validation runs too: 4 runs, 3 validation curves and 4 logged copies",
+             r.stdout[-600:] + r.stderr[-600:])
+r = hptest.run(a.hpt, deck, f"pretrain.input={vcorpus}", "pretrain.split=", "pretrain.logged_every_runs=1",
+               "output.name=every1")
+hptest.check(r.returncode == 2 and "pretrain.logged_every_runs = 1" in r.stderr
+             and not os.path.exists(os.path.join(out, "every1.h5")),
+             "pretrain.logged_every_runs = 1 is refused (exit 2), nothing written", r.stdout[-600:] + r.stderr[-600:])
+
 # 3. Forecast mode: the default (shipped) model, and one named by forecast.pretrained.
 curves = os.path.join(a.work, "curves.h5")
 write_corpus(curves, runs=3, steps=300)
