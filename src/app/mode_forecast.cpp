@@ -79,6 +79,13 @@ void load_pretrained(forecast::CurveStudySettings& settings, const Config& c) {
   const forecast::LevelModel& m = settings.level_model;
   std::cout << "learned level forecaster: " << path << " (pretrained on " << m.runs << " runs of '"
             << m.corpus << "', " << m.samples << " samples)\n";
+  const std::string sparse_path = forecast::sparse_model_path(c);
+  if (!sparse_path.empty()) {
+    settings.sparse_model = io::load_level_model(sparse_path, "forecast.pretrained_sparse");
+    std::cout << "learned level forecaster of the runs logged every few steps: " << sparse_path
+              << " (pretrained on " << settings.sparse_model.runs << " runs, "
+              << settings.sparse_model.samples << " samples)\n";
+  }
   const std::string final_path = forecast::final_model_path(c);
   if (final_path.empty()) return;
   settings.final_model =
@@ -260,6 +267,30 @@ void print_rates(const CurveStudyResult& result, double gemm_gflops) {
             << io::fmt(t.finetune_seconds) << " s)\n";
 }
 
+// Every level model file the deck names loads, and each is used where it can be.
+void check_level_models(const Config& c) {
+  const std::string pretrained = forecast::pretrained_model_path(c);
+  if (!pretrained.empty()) io::load_level_model(pretrained, "forecast.pretrained");
+  const std::string sparse = forecast::sparse_model_path(c);
+  if (!sparse.empty()) {
+    if (pretrained.empty())
+      throw InputError("forecast.pretrained_sparse = '" +
+                       c.get_string("forecast.pretrained_sparse") +
+                       "': a model for the sparse runs needs a forecast.pretrained model for the "
+                       "others; expected forecast.pretrained_sparse = none here");
+    io::load_level_model(sparse, "forecast.pretrained_sparse");
+  }
+  const std::string final_model = forecast::final_model_path(c);
+  if (!final_model.empty()) {
+    if (pretrained.empty() || c.get_string("forecast.stop_by") != "learned")
+      throw InputError("forecast.final_model = '" + c.get_string("forecast.final_model") +
+                       "': the stop list forecasts final levels only with forecast.stop_by = "
+                       "learned and a forecast.pretrained model; expected forecast.final_model = "
+                       "none here");
+    io::load_level_model(final_model, "forecast.final_model", forecast::LevelModel::Target::kEnd);
+  }
+}
+
 }  // namespace
 
 void check_forecast_inputs(const RunContext& ctx) {
@@ -271,17 +302,7 @@ void check_forecast_inputs(const RunContext& ctx) {
   forecast::check_stop_level(settings, set);
   const std::string model = ctx.config.get_string("forecast.model");
   if (!model.empty()) io::check_model_file(model, "forecast.model", ctx.config);
-  const std::string pretrained = forecast::pretrained_model_path(ctx.config);
-  if (!pretrained.empty()) io::load_level_model(pretrained, "forecast.pretrained");
-  const std::string final_model = forecast::final_model_path(ctx.config);
-  if (!final_model.empty()) {
-    if (pretrained.empty() || ctx.config.get_string("forecast.stop_by") != "learned")
-      throw InputError("forecast.final_model = '" + ctx.config.get_string("forecast.final_model") +
-                       "': the stop list forecasts final levels only with forecast.stop_by = "
-                       "learned and a forecast.pretrained model; expected forecast.final_model = "
-                       "none here");
-    io::load_level_model(final_model, "forecast.final_model", forecast::LevelModel::Target::kEnd);
-  }
+  check_level_models(ctx.config);
   check_output_file(ctx.output_path(".h5"), "output.name", ctx.output_dir);
 }
 

@@ -21,14 +21,36 @@ namespace hpt::app {
 
 namespace {
 
-// `run` and, where asked and it has them, its validation curve and its copy logged every few steps.
-void add_with_views(forecast::Curve run, bool validation, long long logged_every,
-                    forecast::CurveSet& corpus) {
+// Which curves of each run of the corpus are fitted to (pretrain.recorded_runs,
+// pretrain.validation_runs, pretrain.logged_every_runs).
+struct CorpusViews {
+  bool recorded = true, validation = false;
+  long long logged_every = 0;
+};
+
+CorpusViews read_views(const Config& c) {
+  CorpusViews v{c.get_bool("pretrain.recorded_runs"), c.get_bool("pretrain.validation_runs"),
+                c.get_int("pretrain.logged_every_runs")};
+  if (v.logged_every == 1)
+    throw InputError(
+        "pretrain.logged_every_runs = 1: expected 0 (no logged copies) or a logging interval of "
+        "2 to 100 steps");
+  if (!v.recorded && v.logged_every == 0 && !v.validation)
+    throw InputError(
+        "pretrain.recorded_runs = off with pretrain.logged_every_runs = 0 and "
+        "pretrain.validation_runs = off: no curve would be fitted to; expected a logging "
+        "interval of 2 to 100 steps for logged copies, or validation runs");
+  return v;
+}
+
+// `run` as recorded, its validation curve and its copy logged every few steps, as `views` asks
+// and where the run has them.
+void add_with_views(forecast::Curve run, const CorpusViews& views, forecast::CurveSet& corpus) {
   forecast::Curve v, sparse;
-  const bool with_validation = validation && forecast::validation_curve(run, v);
+  const bool with_validation = views.validation && forecast::validation_curve(run, v);
   const bool with_sparse =
-      logged_every > 1 && forecast::logged_every_curve(run, logged_every, sparse);
-  corpus.runs.push_back(std::move(run));
+      views.logged_every > 1 && forecast::logged_every_curve(run, views.logged_every, sparse);
+  if (views.recorded) corpus.runs.push_back(std::move(run));
   if (with_validation) corpus.runs.push_back(std::move(v));
   if (with_sparse) corpus.runs.push_back(std::move(sparse));
 }
@@ -42,25 +64,22 @@ forecast::CurveSet read_corpus(const Config& c) {
         "pretrain.input is empty; expected the paths of HDF5 or CSV files of loss curves (the "
         "corpus), comma-separated, or pretrain.synthetic_runs > 0");
   const std::vector<std::string> splits = split_list(c.get_string("pretrain.split"));
-  const bool validation = c.get_bool("pretrain.validation_runs");
-  const long long logged_every = c.get_int("pretrain.logged_every_runs");
-  if (logged_every == 1)
-    throw InputError(
-        "pretrain.logged_every_runs = 1: expected 0 (no logged copies) or a logging interval of "
-        "2 to 100 steps");
+  const CorpusViews views = read_views(c);
   forecast::CurveSet corpus;
+  std::size_t matched = 0;
   for (const std::string& path : split_list(list)) {
     forecast::CurveSet set =
         io::read_curves_step_by_step(path, c.get_bool("pretrain.skip_bad_runs"));
     for (forecast::Curve& run : set.runs) {
       if (!splits.empty() && std::find(splits.begin(), splits.end(), run.split) == splits.end())
         continue;
-      add_with_views(std::move(run), validation, logged_every, corpus);
+      add_with_views(std::move(run), views, corpus);
+      ++matched;
     }
     for (const std::string& why : set.skipped) corpus.skipped.push_back("'" + path + "' " + why);
     for (const std::string& note : set.notes) corpus.notes.push_back("'" + path + "': " + note);
   }
-  if (corpus.runs.empty() && !list.empty())
+  if (matched == 0 && !list.empty())
     throw InputError("pretrain.split = '" + c.get_string("pretrain.split") +
                      "': no run of pretrain.input = '" + list + "' has one of these splits");
   for (forecast::Curve& run :

@@ -565,11 +565,11 @@ ForecastRow CurveStudy::forecast_row(const CurveForecast& f, const OriginFits& f
   row.base[kLearnedSlot] = row.base[0];
   LevelForecast learned;
   if (!settings_.level_model.empty()) {
-    learned = level_forecast(level_model(r), level_features(fits.level, run.steps, run.lr, h));
+    learned = level_forecast(learned_model(r), level_features(fits.level, run.steps, run.lr, h));
     if (anchored_between_logs(run, h)) {
       const int next = int(run.logged_every);
       const LevelForecast at_next =
-          level_forecast(level_model(r), level_features(fits.level, run.steps, run.lr, next));
+          level_forecast(learned_model(r), level_features(fits.level, run.steps, run.lr, next));
       learned = anchor_to_logged(run, n, h, learned, at_next);
     }
     row.base[kLearnedSlot] = learned.mid;

@@ -63,6 +63,7 @@ struct CurveStudySettings {
   std::size_t print_every = 100;    // run.print_every
   RssmTrainOptions training;        // [dynamics] online training
   LevelModel level_model;           // forecast.pretrained; empty: `learned` repeats `last`
+  LevelModel sparse_model;          // forecast.pretrained_sparse; empty: level_model for all
   LevelModel final_model;           // forecast.final_model; empty: level_model to the run's end
   FinetuneSettings finetune;        // forecast.finetune*: refits of level_model per group
 };
@@ -260,6 +261,12 @@ class CurveStudy {
   double current_log_loss(int r) const;
   // Run r's learned model: its group's, fine-tuned so far, or the pretrained one.
   const LevelModel& level_model(int r) const { return finetuner_.model(group_[std::size_t(r)]); }
+  // The model of run r's `learned` forecast: the sparse runs' where the run was read step by step
+  // from a sparser log (never fine-tuned: finetuning refuses such runs) and one is loaded.
+  const LevelModel& learned_model(int r) const {
+    const bool sparse = !runs_[std::size_t(r)].logged.empty();
+    return sparse && !settings_.sparse_model.empty() ? settings_.sparse_model : level_model(r);
+  }
   double current_level(int r, long long g) const;  // the stop list's: training or validation
 
   const std::vector<Curve>& runs_;

@@ -36,6 +36,10 @@ void declare_pretrain_options(OptionSchema& s) {
             "also fit to each run recorded at every step as a copy logged every this many steps "
             "(its losses at the multiples and its last step, joined by straight lines; 0: none)",
             0, 100);
+  s.add_bool("pretrain.recorded_runs", true,
+             "fit to the runs as the files record them (off: only to the curves "
+             "pretrain.validation_runs and pretrain.logged_every_runs add, e.g. for a "
+             "forecast.pretrained_sparse model)");
   s.add_string("pretrain.horizons", kPretrainHorizonsExample,
                "horizons in steps the model is fitted at (>= 5, increasing)");
   s.add_choice("pretrain.target", "horizons", {"horizons", "end"},
@@ -59,6 +63,10 @@ void declare_pretrain_options(OptionSchema& s) {
   s.add_int("pretrain.synthetic_seed", 1, "seed of the synthetic curves", 0, 1LL << 40);
   s.add_string("forecast.pretrained", "default",
                "learned level forecaster: default (the model shipped with hpt), none, or a model "
+               "file written by run.mode = pretrain");
+  s.add_string("forecast.pretrained_sparse", "none",
+               "learned level forecaster of the runs logged every few steps (read step by step): "
+               "none (forecast.pretrained's), default (the model shipped for them), or a model "
                "file written by run.mode = pretrain");
   s.add_string("forecast.final_model", "none",
                "the stop list's final-level forecaster: none (forecast.pretrained extrapolated to "
@@ -105,6 +113,10 @@ std::string model_path(const Config& c, const std::string& key, const std::strin
 
 std::string pretrained_model_path(const Config& c) {
   return model_path(c, "forecast.pretrained", "level-model.h5");
+}
+
+std::string sparse_model_path(const Config& c) {
+  return model_path(c, "forecast.pretrained_sparse", "level-model-sparse.h5");
 }
 
 std::string final_model_path(const Config& c) {

@@ -18,6 +18,9 @@ LevelSampling read_level_sampling(const Config& config);
 // (HPT_MODELS_DIR/level-model.h5, HPT_MODELS_DIR from the environment or the build), `none` is
 // no model (empty string), anything else a path.
 std::string pretrained_model_path(const Config& config);
+// The model file forecast.pretrained_sparse names, the same way (`default`:
+// HPT_MODELS_DIR/level-model-sparse.h5).
+std::string sparse_model_path(const Config& config);
 // The model file forecast.final_model names, the same way (`default`:
 // HPT_MODELS_DIR/final-level-model.h5).
 std::string final_model_path(const Config& config);

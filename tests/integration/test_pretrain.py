@@ -103,6 +103,17 @@ r = hptest.run(a.hpt, deck, f"pretrain.input={vcorpus}", "pretrain.split=", "pre
 hptest.check(r.returncode == 0 and "pretrain: 11 runs" in r.stdout,
              "with validation runs too: 4 runs, 3 validation curves and 4 logged copies",
              r.stdout[-600:] + r.stderr[-600:])
+r = hptest.run(a.hpt, deck, f"pretrain.input={vcorpus}", "pretrain.split=", "pretrain.validation_runs=on",
+               "pretrain.logged_every_runs=40", "pretrain.recorded_runs=off", "output.name=onlylogged")
+hptest.check(r.returncode == 0 and "pretrain: 7 runs" in r.stdout,
+             "pretrain.recorded_runs = off: the 4 logged copies and the 3 validation curves, not the runs themselves",
+             r.stdout[-600:] + r.stderr[-600:])
+r = hptest.run(a.hpt, deck, f"pretrain.input={vcorpus}", "pretrain.split=", "pretrain.recorded_runs=off",
+               "output.name=nothing")
+hptest.check(r.returncode == 2 and "pretrain.recorded_runs = off" in r.stderr
+             and not os.path.exists(os.path.join(out, "nothing.h5")),
+             "pretrain.recorded_runs = off without logged copies is refused (exit 2), nothing written",
+             r.stdout[-600:] + r.stderr[-600:])
 r = hptest.run(a.hpt, deck, f"pretrain.input={vcorpus}", "pretrain.split=", "pretrain.logged_every_runs=1",
                "output.name=every1")
 hptest.check(r.returncode == 2 and "pretrain.logged_every_runs = 1" in r.stderr
@@ -135,6 +146,43 @@ for name, sets, model in (("default", [], shipped), ("named", [f"forecast.pretra
         hptest.check("learned" in f["summary"], f"{name}: the summary scores learned")
 r = hptest.run(a.hpt, fdeck, "output.name=fc_none", "forecast.pretrained=none")
 hptest.check(r.returncode == 0 and "learned forecaster repeats last" in r.stdout, "forecast.pretrained = none")
+
+# 3a. forecast.pretrained_sparse: the runs read step by step from a sparser log take their learned forecast from
+# that model, the others from forecast.pretrained. A file of one run logged every step and one logged every 10:
+# with the shipped model for the dense run and `small` for the sparse one, each run's learned rows equal those of
+# a forecast made with that model for every run; a sparse model without a forecast.pretrained one is refused.
+mixed = os.path.join(a.work, "mixed.h5")
+write_corpus(mixed, runs=2, steps=300)
+with h5py.File(mixed, "r+") as f:
+    g = f["runs/r1"]
+    keep = g["step"][()] % 10 == 0
+    for k in ("step", "loss", "lr"):
+        data = g[k][()][keep]
+        del g[k]
+        g[k] = data
+learned_of = {}
+for name, sets in (("mix_shipped", []), ("mix_small", [f"forecast.pretrained={small}"]),
+                   ("mix_both", [f"forecast.pretrained_sparse={small}"])):
+    r = hptest.run(a.hpt, fdeck, f"forecast.input={mixed}", f"output.name={name}", *sets)
+    hptest.check(r.returncode == 0, f"{name}: forecast of a dense and a sparse run", r.stdout[-600:] + r.stderr[-600:])
+    if r.returncode == 0:
+        with h5py.File(os.path.join(out, name + ".h5"), "r") as f:
+            learned_of[name] = (f["forecasts/run"][()], f["baselines/learned/forecast"][()])
+if len(learned_of) == 3:
+    run_idx, both = learned_of["mix_both"]
+    with h5py.File(os.path.join(out, "mix_both.h5"), "r") as f:
+        sparse_index = [int(g.attrs["index"]) for n, g in f["runs"].items() if g.attrs.get("id", n) == "r1"][0]
+    for name, rows in (("mix_shipped", run_idx != sparse_index), ("mix_small", run_idx == sparse_index)):
+        hptest.check(np.array_equal(both[rows], learned_of[name][1][rows]),
+                     f"pretrained_sparse: the {'dense' if name == 'mix_shipped' else 'sparse'} run's learned rows "
+                     f"equal {name}'s")
+    hptest.check(not np.array_equal(both, learned_of["mix_shipped"][1]), "pretrained_sparse changes the sparse run")
+r = hptest.run(a.hpt, fdeck, f"forecast.input={mixed}", "output.name=mix_refused", "forecast.pretrained=none",
+               f"forecast.pretrained_sparse={small}")
+hptest.check(r.returncode == 2 and "forecast.pretrained_sparse" in r.stderr
+             and not os.path.exists(os.path.join(out, "mix_refused.h5")),
+             "forecast.pretrained_sparse without forecast.pretrained is refused (exit 2), nothing written",
+             r.stdout[-600:] + r.stderr[-600:])
 
 # 3b. Validation losses: each validation point at or after origin + h is forecast by the learned level
 # forecast of the run's validation curve (its validation losses read step by step), from 20 entries of
