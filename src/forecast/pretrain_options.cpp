@@ -66,8 +66,9 @@ void declare_pretrain_options(OptionSchema& s) {
                "file written by run.mode = pretrain");
   s.add_string("forecast.pretrained_sparse", "none",
                "learned level forecaster of the runs logged every few steps (read step by step): "
-               "none (forecast.pretrained's), default (the model shipped for them), or a model "
-               "file written by run.mode = pretrain");
+               "none (forecast.pretrained's), default (the model shipped for training losses "
+               "logged every few steps; not for files of validation curves), or a model file "
+               "written by run.mode = pretrain");
   s.add_string("forecast.final_model", "none",
                "the stop list's final-level forecaster: none (forecast.pretrained extrapolated to "
                "the end of the run), default (the final-level model shipped with hpt), or a model "
