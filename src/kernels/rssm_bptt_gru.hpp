@@ -1,6 +1,7 @@
 #pragma once
 // One GRU step of one ensemble member inside a team, forward keeping the activations the backward
-// needs, and its backward (truncated BPTT of the RSSM, kernels/rssm_bptt.hpp). Both conventions of
+// needs, and its backward (truncated BPTT of the RSSM, kernels/rssm_bptt.hpp, which takes the
+// weight gradients out of the step: kernels/rssm_bptt_weight_grads.hpp). Both conventions of
 // GruReset, with h' = (1 - z) n + z h for After (nn.GRUCell) and h' = (1 - z) h + z n for Before.
 // Every unit is one team thread; its vector lanes split the dot products (as in gru_step.hpp).
 #include <Kokkos_Core.hpp>
@@ -105,8 +106,8 @@ struct GruBackwardWork {
   Vec dgate, dhn;
 };
 
-// Accumulates the weight gradients of the row q of every gate block: dW_ih(q) += gi x and
-// dW_hh(q) += gh v, where v is h_prev, or r * h_prev for the candidate block with Before.
+// Accumulates the weight gradients of one step into the row q of every gate block: dW_ih(q) += gi x
+// and dW_hh(q) += gh v, where v is h_prev, or r * h_prev for the candidate block with Before.
 template <class TeamMember, class Real, class Mem, class VecX, class VecH, class VecA, class VecD>
 KOKKOS_INLINE_FUNCTION void gru_weight_grads(const TeamMember& team, const GruWeights<Real, Mem>& g,
                                              const int m, const GruReset reset, const VecX& x,
@@ -153,17 +154,16 @@ KOKKOS_INLINE_FUNCTION void gru_recurrent_grad(const TeamMember& team,
   });
 }
 
-// Backward of h_next = GRU_m(h_prev, x) given dh = dL/dh_next: accumulates the gradients of every
-// GRU tensor of member m into g, and writes carry = dL/dh_prev (through this step only) when
-// want_dh_prev. Needs the activations gru_forward_saved kept. The caller puts a team barrier
-// before (dh written) and after (carry read).
-template <class TeamMember, class Real, class Mem, class VecX, class VecH, class VecA, class VecD>
-KOKKOS_INLINE_FUNCTION void gru_backward(const TeamMember& team, const GruWeights<Real, Mem>& w,
-                                         const GruWeights<Real, Mem>& g, const int m,
-                                         const GruReset reset, const VecX& x, const VecH& h_prev,
-                                         const GruSaved<VecA>& a, const VecD& dh,
-                                         const GruBackwardWork<VecD>& work, const VecD& carry,
-                                         const bool want_dh_prev) {
+// The gate pre-activation gradients of one step given dh = dL/dh_next: work.dgate = (da_r, da_z,
+// da_n), work.dhn (After), and carry = dL/dh_prev through every path but the recurrent products
+// (gru_recurrent_grad adds those). Needs the activations gru_forward_saved kept. The caller puts a
+// team barrier before (dh written); this ends with one (work and carry written).
+template <class TeamMember, class Real, class Mem, class VecH, class VecA, class VecD, class VecW,
+          class VecC>
+KOKKOS_INLINE_FUNCTION void gru_gate_grads(const TeamMember& team, const GruWeights<Real, Mem>& w,
+                                           const int m, const GruReset reset, const VecH& h_prev,
+                                           const GruSaved<VecA>& a, const VecD& dh,
+                                           const GruBackwardWork<VecW>& work, const VecC& carry) {
   const int H = w.hidden();
   const bool after = reset == GruReset::After;
   // Update gate and candidate, and the direct path from h_prev to h_next.
@@ -184,22 +184,36 @@ KOKKOS_INLINE_FUNCTION void gru_backward(const TeamMember& team, const GruWeight
     });
   });
   team.team_barrier();
-  if (!after) {
-    // Reset gate through U_n (r * h): d(r * h)_k = sum_j U_n(j, k) da_n(j).
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int k) {
-      Real drh = 0;
-      Kokkos::parallel_reduce(
-          Kokkos::ThreadVectorRange(team, H),
-          [&](const int j, Real& acc) { acc += w.w_hh(m, 2 * H + j, k) * work.dgate(2 * H + j); },
-          drh);
-      Kokkos::single(Kokkos::PerThread(team), [&]() {
-        const Real r = a.r(k);
-        work.dgate(k) = drh * h_prev(k) * r * (Real(1) - r);
-        carry(k) += drh * r;
-      });
+  if (after) return;
+  // Reset gate through U_n (r * h): d(r * h)_k = sum_j U_n(j, k) da_n(j).
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int k) {
+    Real drh = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::ThreadVectorRange(team, H),
+        [&](const int j, Real& acc) { acc += w.w_hh(m, 2 * H + j, k) * work.dgate(2 * H + j); },
+        drh);
+    Kokkos::single(Kokkos::PerThread(team), [&]() {
+      const Real r = a.r(k);
+      work.dgate(k) = drh * h_prev(k) * r * (Real(1) - r);
+      carry(k) += drh * r;
     });
-    team.team_barrier();
-  }
+  });
+  team.team_barrier();
+}
+
+// Backward of h_next = GRU_m(h_prev, x) given dh = dL/dh_next for one step on its own (the
+// prototype's): accumulates the gradients of every GRU tensor of member m into g, and writes
+// carry = dL/dh_prev (through this step only) when want_dh_prev. Needs the activations
+// gru_forward_saved kept. The caller puts a team barrier before (dh written) and after (carry
+// read).
+template <class TeamMember, class Real, class Mem, class VecX, class VecH, class VecA, class VecD>
+KOKKOS_INLINE_FUNCTION void gru_backward(const TeamMember& team, const GruWeights<Real, Mem>& w,
+                                         const GruWeights<Real, Mem>& g, const int m,
+                                         const GruReset reset, const VecX& x, const VecH& h_prev,
+                                         const GruSaved<VecA>& a, const VecD& dh,
+                                         const GruBackwardWork<VecD>& work, const VecD& carry,
+                                         const bool want_dh_prev) {
+  gru_gate_grads(team, w, m, reset, h_prev, a, dh, work, carry);
   gru_weight_grads(team, g, m, reset, x, h_prev, a, work);
   if (want_dh_prev) gru_recurrent_grad(team, w, m, reset, work, carry);
 }
