@@ -17,19 +17,24 @@ namespace hpt {
 namespace detail {
 
 // One row of D^T X inside a team: out(k) = sum_t d(t) x(t, k) for k < cols and bias() = sum_t d(t),
-// with d and x callables. Summed from the last sample to the first, the order of the backward
-// sweep that once accumulated them. The team's threads and vector lanes split the columns.
+// with d and x callables, summed from the last sample to the first (the order of the backward
+// sweep). The team's threads and vector lanes split the columns.
 struct OuterSumRow {
   template <class TeamMember, class D, class X, class Out, class Bias>
   KOKKOS_INLINE_FUNCTION static void invoke(const TeamMember& team, const int steps, const int cols,
                                             const D& d, const X& x, const Out& out,
                                             const Bias& bias) {
     using Real = typename Out::non_const_value_type;
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, cols), [&](const int k) {
-      Real sum = 0;
-      for (int t = steps - 1; t >= 0; --t) sum += d(t) * x(t, k);
-      out(k) = sum;
-    });
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, cols),
+                         [&](const int k) { out(k) = Real(0); });
+    // Accumulated in the row itself (a few KB), sample by sample: the loop over columns reads
+    // consecutive x, which a CPU vectorises; the barrier keeps every column's sum in order.
+    for (int t = steps - 1; t >= 0; --t) {
+      team.team_barrier();
+      const Real dt = d(t);
+      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, cols),
+                           [&](const int k) { out(k) += dt * x(t, k); });
+    }
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       Real sum = 0;
       for (int t = steps - 1; t >= 0; --t) sum += d(t);
