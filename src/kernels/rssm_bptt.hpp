@@ -6,10 +6,12 @@
 // The forward keeps the activations in a workspace (kernels/rssm_bptt_workspace.hpp); the backward
 // writes dL_m/dtheta_m of every tensor into a gradient buffer of the parameters' layout. The
 // recurrence makes the forward and the backward sweep sequential over the samples, one team per
-// member; the sweep only stores the pre-activation gradients of every sample and carries dL/dh
-// back, and the weight gradients, two thirds of the backward's FLOPs, are then one batched
-// reduction over the window with a team per member and tensor row
-// (kernels/rssm_bptt_weight_grads.hpp). Nothing is allocated in the launchers.
+// member. The input products W_ih x_t of all samples are one batched kernel before the forward's
+// recurrence (kernels/rssm_bptt_input_projection.hpp); the backward sweep only stores the
+// pre-activation gradients of every sample and carries dL/dh back, and the weight gradients, two
+// thirds of the backward's FLOPs, are then one batched reduction over the window with a team per
+// member and tensor row (kernels/rssm_bptt_weight_grads.hpp). Nothing is allocated in the
+// launchers.
 #include <Kokkos_Core.hpp>
 #include <string>
 
@@ -19,6 +21,7 @@
 #include "kernels/gru_step.hpp"
 #include "kernels/rssm_bptt_gru.hpp"
 #include "kernels/rssm_bptt_heads.hpp"
+#include "kernels/rssm_bptt_input_projection.hpp"
 #include "kernels/rssm_bptt_weight_grads.hpp"
 #include "kernels/rssm_bptt_workspace.hpp"
 #include "kernels/rssm_params.hpp"
@@ -91,7 +94,7 @@ HPT_LAUNCHER void rssm_bptt_forward(const Space& space,
                          [&](const int j) { w.h(m, 0, j) = win.h0(m, j); });
     team.team_barrier();
     for (int t = 0; t < steps; ++t) {
-      const auto x = Kokkos::subview(win.x, t, Kokkos::ALL());
+      const detail::GruInputSaved<Row> x{detail::bptt_row(w.wx, m, t)};
       const auto h_prev = Kokkos::subview(w.h, m, t, Kokkos::ALL());
       const Row h = Kokkos::subview(w.h, m, t + 1, Kokkos::ALL());
       detail::gru_forward_saved(team, p.gru, m, reset, x, h_prev, h,
@@ -112,6 +115,7 @@ HPT_LAUNCHER void rssm_bptt_forward(const Space& space,
       loss(m) = sum;
     });
   };
+  detail::rssm_bptt_input_projection(space, params.gru, window, ws);
   const auto policy = detail::make_team_policy(space, E, 0, 0, body, 0);
   Kokkos::parallel_for("hpt::rssm_bptt_forward", policy, body);
 }

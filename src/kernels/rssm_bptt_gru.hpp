@@ -18,26 +18,69 @@ struct GruSaved {
   Vec r, z, n, hn;
 };
 
-// h_next = GRU_m(h_prev, x), saving r, z, n (and hn with After). Vectors are team-visible.
-template <class TeamMember, class Real, class Mem, class VecX, class VecH, class Vec>
+// Which gates' input sums a pass needs: all three, or (the two passes of reset Before) r alone,
+// or z and n.
+enum class GruGates { All, Reset, UpdateCandidate };
+
+// The input side of unit j's gates, W_{r,z,n} x + b_i{r,z,n} (a, b, c), from x by the thread's
+// vector lanes: the GRU step on its own (the prototype's).
+template <class Real, class Mem, class VecX>
+struct GruInputOfX {
+  GruWeights<Real, Mem> w;
+  int m;
+  VecX x;
+
+  template <class TeamMember>
+  KOKKOS_INLINE_FUNCTION Sum3<Real> operator()(const TeamMember& team, const int j,
+                                               const GruGates gates) const {
+    const int H = w.hidden();
+    const bool r = gates != GruGates::UpdateCandidate, zn = gates != GruGates::Reset;
+    Sum3<Real> wx;
+    Kokkos::parallel_reduce(
+        Kokkos::ThreadVectorRange(team, w.input()),
+        [&](const int k, Sum3<Real>& acc) {
+          if (r) acc.a += w.w_ih(m, j, k) * x(k);
+          if (zn) acc.b += w.w_ih(m, H + j, k) * x(k);
+          if (zn) acc.c += w.w_ih(m, 2 * H + j, k) * x(k);
+        },
+        wx);
+    wx.a += w.b_ih(m, j);
+    wx.b += w.b_ih(m, H + j);
+    wx.c += w.b_ih(m, 2 * H + j);
+    return wx;
+  }
+};
+
+// The same sums read from a row (3H) that a time-parallel kernel computed before the recurrence
+// (kernels/rssm_bptt_input_projection.hpp).
+template <class Vec>
+struct GruInputSaved {
+  Vec wx;
+
+  template <class TeamMember>
+  KOKKOS_INLINE_FUNCTION auto operator()(const TeamMember&, const int j, const GruGates) const {
+    const int H = int(wx.extent(0)) / 3;
+    Sum3<typename Vec::non_const_value_type> s;
+    s.a = wx(j);
+    s.b = wx(H + j);
+    s.c = wx(2 * H + j);
+    return s;
+  }
+};
+
+// h_next = GRU_m(h_prev, x), saving r, z, n (and hn with After), with input(team, j, gates) the
+// input side of unit j's gates (GruInputOfX or GruInputSaved). Vectors are team-visible.
+template <class TeamMember, class Real, class Mem, class Input, class VecH, class Vec>
 KOKKOS_INLINE_FUNCTION void gru_forward_saved(const TeamMember& team,
                                               const GruWeights<Real, Mem>& w, const int m,
-                                              const GruReset reset, const VecX& x,
+                                              const GruReset reset, const Input& input,
                                               const VecH& h_prev, const Vec& h_next,
                                               const GruSaved<Vec>& a) {
   const int H = w.hidden();
-  const int I = w.input();
   if (reset == GruReset::After) {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int j) {
-      Sum3<Real> wx, uh;  // W_{r,z,n} x and U_{r,z,n} h
-      Kokkos::parallel_reduce(
-          Kokkos::ThreadVectorRange(team, I),
-          [&](const int k, Sum3<Real>& acc) {
-            acc.a += w.w_ih(m, j, k) * x(k);
-            acc.b += w.w_ih(m, H + j, k) * x(k);
-            acc.c += w.w_ih(m, 2 * H + j, k) * x(k);
-          },
-          wx);
+      const Sum3<Real> wx = input(team, j, GruGates::All);
+      Sum3<Real> uh;  // U_{r,z,n} h
       Kokkos::parallel_reduce(
           Kokkos::ThreadVectorRange(team, H),
           [&](const int k, Sum3<Real>& acc) {
@@ -46,10 +89,10 @@ KOKKOS_INLINE_FUNCTION void gru_forward_saved(const TeamMember& team,
             acc.c += w.w_hh(m, 2 * H + j, k) * h_prev(k);
           },
           uh);
-      const Real r = math::sigmoid(wx.a + w.b_ih(m, j) + uh.a + w.b_hh(m, j));
-      const Real z = math::sigmoid(wx.b + w.b_ih(m, H + j) + uh.b + w.b_hh(m, H + j));
+      const Real r = math::sigmoid(wx.a + uh.a + w.b_hh(m, j));
+      const Real z = math::sigmoid(wx.b + uh.b + w.b_hh(m, H + j));
       const Real hn = uh.c + w.b_hh(m, 2 * H + j);
-      const Real n = math::tanh(wx.c + w.b_ih(m, 2 * H + j) + r * hn);
+      const Real n = math::tanh(wx.c + r * hn);
       Kokkos::single(Kokkos::PerThread(team), [&]() {
         a.r(j) = r;
         a.z(j) = z;
@@ -62,26 +105,18 @@ KOKKOS_INLINE_FUNCTION void gru_forward_saved(const TeamMember& team,
   }
   // Before: U_n (r * h) needs the whole r first.
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int j) {
-    Real wx = 0, uh = 0;
-    Kokkos::parallel_reduce(
-        Kokkos::ThreadVectorRange(team, I),
-        [&](const int k, Real& acc) { acc += w.w_ih(m, j, k) * x(k); }, wx);
+    const Sum3<Real> wx = input(team, j, GruGates::Reset);
+    Real uh = 0;
     Kokkos::parallel_reduce(
         Kokkos::ThreadVectorRange(team, H),
         [&](const int k, Real& acc) { acc += w.w_hh(m, j, k) * h_prev(k); }, uh);
-    const Real r = math::sigmoid(wx + w.b_ih(m, j) + uh + w.b_hh(m, j));
+    const Real r = math::sigmoid(wx.a + uh + w.b_hh(m, j));
     Kokkos::single(Kokkos::PerThread(team), [&]() { a.r(j) = r; });
   });
   team.team_barrier();
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int j) {
-    Sum3<Real> wx, uh;  // W_z x, W_n x; U_z h, U_n (r * h)
-    Kokkos::parallel_reduce(
-        Kokkos::ThreadVectorRange(team, I),
-        [&](const int k, Sum3<Real>& acc) {
-          acc.b += w.w_ih(m, H + j, k) * x(k);
-          acc.c += w.w_ih(m, 2 * H + j, k) * x(k);
-        },
-        wx);
+    const Sum3<Real> wx = input(team, j, GruGates::UpdateCandidate);
+    Sum3<Real> uh;  // U_z h, U_n (r * h)
     Kokkos::parallel_reduce(
         Kokkos::ThreadVectorRange(team, H),
         [&](const int k, Sum3<Real>& acc) {
@@ -89,8 +124,8 @@ KOKKOS_INLINE_FUNCTION void gru_forward_saved(const TeamMember& team,
           acc.c += w.w_hh(m, 2 * H + j, k) * (a.r(k) * h_prev(k));
         },
         uh);
-    const Real z = math::sigmoid(wx.b + w.b_ih(m, H + j) + uh.b + w.b_hh(m, H + j));
-    const Real n = math::tanh(wx.c + w.b_ih(m, 2 * H + j) + uh.c + w.b_hh(m, 2 * H + j));
+    const Real z = math::sigmoid(wx.b + uh.b + w.b_hh(m, H + j));
+    const Real n = math::tanh(wx.c + uh.c + w.b_hh(m, 2 * H + j));
     Kokkos::single(Kokkos::PerThread(team), [&]() {
       a.z(j) = z;
       a.n(j) = n;

@@ -31,10 +31,12 @@ struct RssmWindow {
   int capacity() const { return int(x.extent(0)); }
 };
 
-// Activations of the forward (per member and sample), the backward sweep's per-sample gradients
-// (the D of the weight gradients D^T X, kernels/rssm_bptt_weight_grads.hpp) and its work vectors.
+// Activations of the forward (per member and sample; the gates' input sums first), the backward
+// sweep's per-sample gradients (the D of the weight gradients D^T X,
+// kernels/rssm_bptt_weight_grads.hpp) and its work vectors.
 template <class Real, class Mem = MemSpace>
 struct RssmBpttWorkspace {
+  View3<Real, Mem> wx;           // (E, K, 3H) W_ih x_t + b_ih, before the recurrence
   View3<Real, Mem> h;            // (E, K+1, H): h(m, 0) = h0, h(m, t+1) = h_t
   View3<Real, Mem> r, z, n, hn;  // (E, K, H) gates; hn = U_n h + b_hn (reset After)
   View3<Real, Mem> mu, pre, s;   // (E, K, S) prior mean, B h + b, sample
@@ -48,7 +50,8 @@ struct RssmBpttWorkspace {
 
   RssmBpttWorkspace() = default;
   RssmBpttWorkspace(int E, int H, int S, int K)
-      : h("rssm.bptt.h", E, K + 1, H),
+      : wx("rssm.bptt.wx", E, K, 3 * H),
+        h("rssm.bptt.h", E, K + 1, H),
         r("rssm.bptt.r", E, K, H),
         z("rssm.bptt.z", E, K, H),
         n("rssm.bptt.n", E, K, H),
