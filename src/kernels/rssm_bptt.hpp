@@ -1,10 +1,17 @@
 #pragma once
-// Truncated BPTT of the RSSM ensemble over a window of K training samples (one team per member).
+// Truncated BPTT of the RSSM ensemble over a window of K training samples.
 // Sample t: h_t = GRU(h_{t-1}, x_t) with h_{-1} = h0 (a constant), s_t from the prior of h_t, and
 // the loss head on [h_t; s_t] predicting y_t = log L_{t+1} - log L_t. Loss of member m:
 //   L_m = sum_t w_{m,t} (NLL_t + beta KL_t) / K   (kernels/rssm_bptt_heads.hpp for the terms).
-// The forward keeps the activations in a workspace; the backward writes dL_m/dtheta_m of every
-// tensor into a gradient buffer of the parameters' layout. Nothing is allocated in the launchers.
+// The forward keeps the activations in a workspace (kernels/rssm_bptt_workspace.hpp); the backward
+// writes dL_m/dtheta_m of every tensor into a gradient buffer of the parameters' layout. The
+// recurrence makes the forward and the backward sweep sequential over the samples, one team per
+// member. The input products W_ih x_t of all samples are one batched kernel before the forward's
+// recurrence (kernels/rssm_bptt_input_projection.hpp); the backward sweep only stores the
+// pre-activation gradients of every sample and carries dL/dh back, and the weight gradients, two
+// thirds of the backward's FLOPs, are then one batched reduction over the window with a team per
+// member and tensor row (kernels/rssm_bptt_weight_grads.hpp). Nothing is allocated in the
+// launchers.
 #include <Kokkos_Core.hpp>
 #include <string>
 
@@ -14,6 +21,9 @@
 #include "kernels/gru_step.hpp"
 #include "kernels/rssm_bptt_gru.hpp"
 #include "kernels/rssm_bptt_heads.hpp"
+#include "kernels/rssm_bptt_input_projection.hpp"
+#include "kernels/rssm_bptt_weight_grads.hpp"
+#include "kernels/rssm_bptt_workspace.hpp"
 #include "kernels/rssm_params.hpp"
 
 namespace hpt {
@@ -29,78 +39,7 @@ inline double rssm_bptt_flops(int members, int hidden, int stochastic, int input
   return 3.0 * forward * double(members) * double(window);
 }
 
-// One training window. Capacity K = x.extent(0); the first `steps` samples are used.
-template <class Real, class Mem = MemSpace>
-struct RssmWindow {
-  View2<Real, Mem> x;       // (K, I) normalised features x_t
-  View1<Real, Mem> y;       // (K) targets log L_{t+1} - log L_t
-  View2<Real, Mem> h0;      // (E, H) every member's latent before the first sample
-  View2<Real, Mem> weight;  // (E, K) bagging weights w_{m,t}
-  View3<Real, Mem> eps;     // (E, K, S) standard normal noise of the prior samples
-  int steps = 0;
-
-  RssmWindow() = default;
-  RssmWindow(int members, int hidden, int stochastic, int input, int capacity)
-      : x("rssm.window.x", capacity, input),
-        y("rssm.window.y", capacity),
-        h0("rssm.window.h0", members, hidden),
-        weight("rssm.window.weight", members, capacity),
-        eps("rssm.window.eps", members, capacity, stochastic) {}
-
-  int capacity() const { return int(x.extent(0)); }
-};
-
-// Activations of the forward (per member and sample) and the backward's work vectors.
-template <class Real, class Mem = MemSpace>
-struct RssmBpttWorkspace {
-  View3<Real, Mem> h;               // (E, K+1, H): h(m, 0) = h0, h(m, t+1) = h_t
-  View3<Real, Mem> r, z, n, hn;     // (E, K, H) gates; hn = U_n h + b_hn (reset After)
-  View3<Real, Mem> mu, pre, s;      // (E, K, S) prior mean, B h + b, sample
-  View3<Real, Mem> head;            // (E, K, 2) mu_delta, unclamped log variance
-  View2<Real, Mem> step_loss;       // (E, K) weighted loss of every sample
-  View2<Real, Mem> dh, carry, dhn;  // (E, H)
-  View2<Real, Mem> dgate;           // (E, 3H)
-  View2<Real, Mem> dmu, dpre;       // (E, S)
-  View2<Real, Mem> dhead;           // (E, 2)
-
-  RssmBpttWorkspace() = default;
-  RssmBpttWorkspace(int E, int H, int S, int K)
-      : h("rssm.bptt.h", E, K + 1, H),
-        r("rssm.bptt.r", E, K, H),
-        z("rssm.bptt.z", E, K, H),
-        n("rssm.bptt.n", E, K, H),
-        hn("rssm.bptt.hn", E, K, H),
-        mu("rssm.bptt.mu", E, K, S),
-        pre("rssm.bptt.pre", E, K, S),
-        s("rssm.bptt.s", E, K, S),
-        head("rssm.bptt.head", E, K, 2),
-        step_loss("rssm.bptt.step_loss", E, K),
-        dh("rssm.bptt.dh", E, H),
-        carry("rssm.bptt.carry", E, H),
-        dhn("rssm.bptt.dhn", E, H),
-        dgate("rssm.bptt.dgate", E, 3 * H),
-        dmu("rssm.bptt.dmu", E, S),
-        dpre("rssm.bptt.dpre", E, S),
-        dhead("rssm.bptt.dhead", E, 2) {}
-
-  int capacity() const { return int(r.extent(1)); }
-};
-
 namespace detail {
-
-template <class Real, class Mem>
-KOKKOS_INLINE_FUNCTION GruSaved<Kokkos::View<Real*, Kokkos::LayoutRight, Mem>> gru_saved_row(
-    const RssmBpttWorkspace<Real, Mem>& ws, const int m, const int t) {
-  return {Kokkos::subview(ws.r, m, t, Kokkos::ALL()), Kokkos::subview(ws.z, m, t, Kokkos::ALL()),
-          Kokkos::subview(ws.n, m, t, Kokkos::ALL()), Kokkos::subview(ws.hn, m, t, Kokkos::ALL())};
-}
-
-template <class Real, class Mem>
-KOKKOS_INLINE_FUNCTION PriorSaved<Kokkos::View<Real*, Kokkos::LayoutRight, Mem>> prior_saved_row(
-    const RssmBpttWorkspace<Real, Mem>& ws, const int m, const int t) {
-  return {Kokkos::subview(ws.mu, m, t, Kokkos::ALL()), Kokkos::subview(ws.pre, m, t, Kokkos::ALL()),
-          Kokkos::subview(ws.s, m, t, Kokkos::ALL())};
-}
 
 // The shape checks both launchers share.
 template <class Real, class Mem>
@@ -155,7 +94,7 @@ HPT_LAUNCHER void rssm_bptt_forward(const Space& space,
                          [&](const int j) { w.h(m, 0, j) = win.h0(m, j); });
     team.team_barrier();
     for (int t = 0; t < steps; ++t) {
-      const auto x = Kokkos::subview(win.x, t, Kokkos::ALL());
+      const detail::GruInputSaved<Row> x{detail::bptt_row(w.wx, m, t)};
       const auto h_prev = Kokkos::subview(w.h, m, t, Kokkos::ALL());
       const Row h = Kokkos::subview(w.h, m, t + 1, Kokkos::ALL());
       detail::gru_forward_saved(team, p.gru, m, reset, x, h_prev, h,
@@ -176,39 +115,10 @@ HPT_LAUNCHER void rssm_bptt_forward(const Space& space,
       loss(m) = sum;
     });
   };
+  detail::rssm_bptt_input_projection(space, params.gru, window, ws);
   const auto policy = detail::make_team_policy(space, E, 0, 0, body, 0);
   Kokkos::parallel_for("hpt::rssm_bptt_forward", policy, body);
 }
-
-namespace detail {
-
-// Zeroes member m's slice of every gradient tensor.
-template <class TeamMember, class Real, class Mem>
-KOKKOS_INLINE_FUNCTION void zero_member_grads(const TeamMember& team, const GradRssm<Real, Mem>& g,
-                                              const int m) {
-  const auto zero_rows = [&](const auto& v) {  // v: (E, rows, cols)
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, int(v.extent(1))), [&](const int i) {
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, int(v.extent(2))),
-                           [&](const int k) { v(m, i, k) = Real(0); });
-    });
-  };
-  const auto zero_row = [&](const auto& v) {  // v: (E, cols)
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, int(v.extent(1))),
-                         [&](const int k) { v(m, k) = Real(0); });
-  };
-  zero_rows(g.gru.w_ih);
-  zero_rows(g.gru.w_hh);
-  zero_row(g.gru.b_ih);
-  zero_row(g.gru.b_hh);
-  zero_rows(g.prior_mean_w);
-  zero_row(g.prior_mean_b);
-  zero_rows(g.prior_scale_w);
-  zero_row(g.prior_scale_b);
-  zero_rows(g.loss_head_w);
-  zero_row(g.loss_head_b);
-}
-
-}  // namespace detail
 
 // grad <- dL_m/dtheta_m for every member (overwritten), from the activations rssm_bptt_forward
 // kept in ws for the same parameters, window and kl_weight.
@@ -227,46 +137,44 @@ HPT_LAUNCHER void rssm_bptt_backward(
   const Real inv_k = Real(1) / Real(window.capacity());
   const Real beta = Real(kl_weight);
   const RssmParams<Real, typename Space::memory_space> p = params;
-  const GradRssm<Real, typename Space::memory_space> g = grad;
   const RssmWindow<Real, typename Space::memory_space> win = window;
   const RssmBpttWorkspace<Real, typename Space::memory_space> w = ws;
   using Member = typename Kokkos::TeamPolicy<Space>::member_type;
 
   using Row = Kokkos::View<Real*, Kokkos::LayoutRight, typename Space::memory_space>;
 
+  // The sweep over the samples, last first: per-sample gradients into ws, dL/dh carried back.
   const auto body = KOKKOS_LAMBDA(const Member& team) {
     const int m = team.league_rank();
     const Row carry = Kokkos::subview(w.carry, m, Kokkos::ALL());
     const Row dh = Kokkos::subview(w.dh, m, Kokkos::ALL());
-    const Row dhead = Kokkos::subview(w.dhead, m, Kokkos::ALL());
-    const Row dmu = Kokkos::subview(w.dmu, m, Kokkos::ALL());
-    const Row dpre = Kokkos::subview(w.dpre, m, Kokkos::ALL());
-    const detail::GruBackwardWork<Row> work{Kokkos::subview(w.dgate, m, Kokkos::ALL()),
-                                            Kokkos::subview(w.dhn, m, Kokkos::ALL())};
-    detail::zero_member_grads(team, g, m);
     Kokkos::parallel_for(Kokkos::TeamVectorRange(team, int(carry.extent(0))),
                          [&](const int j) { carry(j) = Real(0); });
     team.team_barrier();
     for (int t = steps - 1; t >= 0; --t) {
       const Real gt = win.weight(m, t) * inv_k;
-      const auto h = Kokkos::subview(w.h, m, t + 1, Kokkos::ALL());
-      const auto eps = Kokkos::subview(win.eps, m, t, Kokkos::ALL());
-      const auto prior = detail::prior_saved_row(w, m, t);
-      detail::head_backward(team, g, m, Kokkos::subview(w.head, m, t, Kokkos::ALL()), win.y(t), gt,
+      const Row dhead = detail::bptt_row(w.dhead, m, t);
+      const Row dmu = detail::bptt_row(w.dmu, m, t);
+      const Row dpre = detail::bptt_row(w.dpre, m, t);
+      const detail::GruBackwardWork<Row> work{detail::bptt_row(w.dgate, m, t),
+                                              detail::bptt_row(w.dhn, m, t)};
+      detail::head_backward(team, Kokkos::subview(w.head, m, t, Kokkos::ALL()), win.y(t), gt,
                             dhead);
       team.team_barrier();
-      detail::head_input_grads(team, p, g, m, h, eps, prior, dhead, gt * beta, dmu, dpre);
+      detail::head_input_grads(team, p, m, Kokkos::subview(win.eps, m, t, Kokkos::ALL()),
+                               detail::prior_saved_row(w, m, t), dhead, gt * beta, dmu, dpre);
       team.team_barrier();
-      detail::prior_backward(team, p, g, m, h, dhead, dmu, dpre, carry, dh);
+      detail::prior_backward(team, p, m, dhead, dmu, dpre, carry, dh);
       team.team_barrier();
-      detail::gru_backward(team, p.gru, g.gru, m, reset, Kokkos::subview(win.x, t, Kokkos::ALL()),
-                           Kokkos::subview(w.h, m, t, Kokkos::ALL()),
-                           detail::gru_saved_row(w, m, t), dh, work, carry, t > 0);
+      detail::gru_gate_grads(team, p.gru, m, reset, Kokkos::subview(w.h, m, t, Kokkos::ALL()),
+                             detail::gru_saved_row(w, m, t), dh, work, carry);
+      if (t > 0) detail::gru_recurrent_grad(team, p.gru, m, reset, work, carry);
       team.team_barrier();
     }
   };
   const auto policy = detail::make_team_policy(space, E, 0, 0, body, 0);
   Kokkos::parallel_for("hpt::rssm_bptt_backward", policy, body);
+  detail::rssm_bptt_weight_grads(space, grad, reset, window, ws);
 }
 
 }  // namespace hpt

@@ -1,6 +1,7 @@
 #pragma once
 // One GRU step of one ensemble member inside a team, forward keeping the activations the backward
-// needs, and its backward (truncated BPTT of the RSSM, kernels/rssm_bptt.hpp). Both conventions of
+// needs, and its backward (truncated BPTT of the RSSM, kernels/rssm_bptt.hpp, which takes the
+// weight gradients out of the step: kernels/rssm_bptt_weight_grads.hpp). Both conventions of
 // GruReset, with h' = (1 - z) n + z h for After (nn.GRUCell) and h' = (1 - z) h + z n for Before.
 // Every unit is one team thread; its vector lanes split the dot products (as in gru_step.hpp).
 #include <Kokkos_Core.hpp>
@@ -17,26 +18,69 @@ struct GruSaved {
   Vec r, z, n, hn;
 };
 
-// h_next = GRU_m(h_prev, x), saving r, z, n (and hn with After). Vectors are team-visible.
-template <class TeamMember, class Real, class Mem, class VecX, class VecH, class Vec>
+// Which gates' input sums a pass needs: all three, or (the two passes of reset Before) r alone,
+// or z and n.
+enum class GruGates { All, Reset, UpdateCandidate };
+
+// The input side of unit j's gates, W_{r,z,n} x + b_i{r,z,n} (a, b, c), from x by the thread's
+// vector lanes: the GRU step on its own (the prototype's).
+template <class Real, class Mem, class VecX>
+struct GruInputOfX {
+  GruWeights<Real, Mem> w;
+  int m;
+  VecX x;
+
+  template <class TeamMember>
+  KOKKOS_INLINE_FUNCTION Sum3<Real> operator()(const TeamMember& team, const int j,
+                                               const GruGates gates) const {
+    const int H = w.hidden();
+    const bool r = gates != GruGates::UpdateCandidate, zn = gates != GruGates::Reset;
+    Sum3<Real> wx;
+    Kokkos::parallel_reduce(
+        Kokkos::ThreadVectorRange(team, w.input()),
+        [&](const int k, Sum3<Real>& acc) {
+          if (r) acc.a += w.w_ih(m, j, k) * x(k);
+          if (zn) acc.b += w.w_ih(m, H + j, k) * x(k);
+          if (zn) acc.c += w.w_ih(m, 2 * H + j, k) * x(k);
+        },
+        wx);
+    wx.a += w.b_ih(m, j);
+    wx.b += w.b_ih(m, H + j);
+    wx.c += w.b_ih(m, 2 * H + j);
+    return wx;
+  }
+};
+
+// The same sums read from a row (3H) that a time-parallel kernel computed before the recurrence
+// (kernels/rssm_bptt_input_projection.hpp).
+template <class Vec>
+struct GruInputSaved {
+  Vec wx;
+
+  template <class TeamMember>
+  KOKKOS_INLINE_FUNCTION auto operator()(const TeamMember&, const int j, const GruGates) const {
+    const int H = int(wx.extent(0)) / 3;
+    Sum3<typename Vec::non_const_value_type> s;
+    s.a = wx(j);
+    s.b = wx(H + j);
+    s.c = wx(2 * H + j);
+    return s;
+  }
+};
+
+// h_next = GRU_m(h_prev, x), saving r, z, n (and hn with After), with input(team, j, gates) the
+// input side of unit j's gates (GruInputOfX or GruInputSaved). Vectors are team-visible.
+template <class TeamMember, class Real, class Mem, class Input, class VecH, class Vec>
 KOKKOS_INLINE_FUNCTION void gru_forward_saved(const TeamMember& team,
                                               const GruWeights<Real, Mem>& w, const int m,
-                                              const GruReset reset, const VecX& x,
+                                              const GruReset reset, const Input& input,
                                               const VecH& h_prev, const Vec& h_next,
                                               const GruSaved<Vec>& a) {
   const int H = w.hidden();
-  const int I = w.input();
   if (reset == GruReset::After) {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int j) {
-      Sum3<Real> wx, uh;  // W_{r,z,n} x and U_{r,z,n} h
-      Kokkos::parallel_reduce(
-          Kokkos::ThreadVectorRange(team, I),
-          [&](const int k, Sum3<Real>& acc) {
-            acc.a += w.w_ih(m, j, k) * x(k);
-            acc.b += w.w_ih(m, H + j, k) * x(k);
-            acc.c += w.w_ih(m, 2 * H + j, k) * x(k);
-          },
-          wx);
+      const Sum3<Real> wx = input(team, j, GruGates::All);
+      Sum3<Real> uh;  // U_{r,z,n} h
       Kokkos::parallel_reduce(
           Kokkos::ThreadVectorRange(team, H),
           [&](const int k, Sum3<Real>& acc) {
@@ -45,10 +89,10 @@ KOKKOS_INLINE_FUNCTION void gru_forward_saved(const TeamMember& team,
             acc.c += w.w_hh(m, 2 * H + j, k) * h_prev(k);
           },
           uh);
-      const Real r = math::sigmoid(wx.a + w.b_ih(m, j) + uh.a + w.b_hh(m, j));
-      const Real z = math::sigmoid(wx.b + w.b_ih(m, H + j) + uh.b + w.b_hh(m, H + j));
+      const Real r = math::sigmoid(wx.a + uh.a + w.b_hh(m, j));
+      const Real z = math::sigmoid(wx.b + uh.b + w.b_hh(m, H + j));
       const Real hn = uh.c + w.b_hh(m, 2 * H + j);
-      const Real n = math::tanh(wx.c + w.b_ih(m, 2 * H + j) + r * hn);
+      const Real n = math::tanh(wx.c + r * hn);
       Kokkos::single(Kokkos::PerThread(team), [&]() {
         a.r(j) = r;
         a.z(j) = z;
@@ -61,26 +105,18 @@ KOKKOS_INLINE_FUNCTION void gru_forward_saved(const TeamMember& team,
   }
   // Before: U_n (r * h) needs the whole r first.
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int j) {
-    Real wx = 0, uh = 0;
-    Kokkos::parallel_reduce(
-        Kokkos::ThreadVectorRange(team, I),
-        [&](const int k, Real& acc) { acc += w.w_ih(m, j, k) * x(k); }, wx);
+    const Sum3<Real> wx = input(team, j, GruGates::Reset);
+    Real uh = 0;
     Kokkos::parallel_reduce(
         Kokkos::ThreadVectorRange(team, H),
         [&](const int k, Real& acc) { acc += w.w_hh(m, j, k) * h_prev(k); }, uh);
-    const Real r = math::sigmoid(wx + w.b_ih(m, j) + uh + w.b_hh(m, j));
+    const Real r = math::sigmoid(wx.a + uh + w.b_hh(m, j));
     Kokkos::single(Kokkos::PerThread(team), [&]() { a.r(j) = r; });
   });
   team.team_barrier();
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int j) {
-    Sum3<Real> wx, uh;  // W_z x, W_n x; U_z h, U_n (r * h)
-    Kokkos::parallel_reduce(
-        Kokkos::ThreadVectorRange(team, I),
-        [&](const int k, Sum3<Real>& acc) {
-          acc.b += w.w_ih(m, H + j, k) * x(k);
-          acc.c += w.w_ih(m, 2 * H + j, k) * x(k);
-        },
-        wx);
+    const Sum3<Real> wx = input(team, j, GruGates::UpdateCandidate);
+    Sum3<Real> uh;  // U_z h, U_n (r * h)
     Kokkos::parallel_reduce(
         Kokkos::ThreadVectorRange(team, H),
         [&](const int k, Sum3<Real>& acc) {
@@ -88,8 +124,8 @@ KOKKOS_INLINE_FUNCTION void gru_forward_saved(const TeamMember& team,
           acc.c += w.w_hh(m, 2 * H + j, k) * (a.r(k) * h_prev(k));
         },
         uh);
-    const Real z = math::sigmoid(wx.b + w.b_ih(m, H + j) + uh.b + w.b_hh(m, H + j));
-    const Real n = math::tanh(wx.c + w.b_ih(m, 2 * H + j) + uh.c + w.b_hh(m, 2 * H + j));
+    const Real z = math::sigmoid(wx.b + uh.b + w.b_hh(m, H + j));
+    const Real n = math::tanh(wx.c + uh.c + w.b_hh(m, 2 * H + j));
     Kokkos::single(Kokkos::PerThread(team), [&]() {
       a.z(j) = z;
       a.n(j) = n;
@@ -105,8 +141,8 @@ struct GruBackwardWork {
   Vec dgate, dhn;
 };
 
-// Accumulates the weight gradients of the row q of every gate block: dW_ih(q) += gi x and
-// dW_hh(q) += gh v, where v is h_prev, or r * h_prev for the candidate block with Before.
+// Accumulates the weight gradients of one step into the row q of every gate block: dW_ih(q) += gi x
+// and dW_hh(q) += gh v, where v is h_prev, or r * h_prev for the candidate block with Before.
 template <class TeamMember, class Real, class Mem, class VecX, class VecH, class VecA, class VecD>
 KOKKOS_INLINE_FUNCTION void gru_weight_grads(const TeamMember& team, const GruWeights<Real, Mem>& g,
                                              const int m, const GruReset reset, const VecX& x,
@@ -153,17 +189,16 @@ KOKKOS_INLINE_FUNCTION void gru_recurrent_grad(const TeamMember& team,
   });
 }
 
-// Backward of h_next = GRU_m(h_prev, x) given dh = dL/dh_next: accumulates the gradients of every
-// GRU tensor of member m into g, and writes carry = dL/dh_prev (through this step only) when
-// want_dh_prev. Needs the activations gru_forward_saved kept. The caller puts a team barrier
-// before (dh written) and after (carry read).
-template <class TeamMember, class Real, class Mem, class VecX, class VecH, class VecA, class VecD>
-KOKKOS_INLINE_FUNCTION void gru_backward(const TeamMember& team, const GruWeights<Real, Mem>& w,
-                                         const GruWeights<Real, Mem>& g, const int m,
-                                         const GruReset reset, const VecX& x, const VecH& h_prev,
-                                         const GruSaved<VecA>& a, const VecD& dh,
-                                         const GruBackwardWork<VecD>& work, const VecD& carry,
-                                         const bool want_dh_prev) {
+// The gate pre-activation gradients of one step given dh = dL/dh_next: work.dgate = (da_r, da_z,
+// da_n), work.dhn (After), and carry = dL/dh_prev through every path but the recurrent products
+// (gru_recurrent_grad adds those). Needs the activations gru_forward_saved kept. The caller puts a
+// team barrier before (dh written); this ends with one (work and carry written).
+template <class TeamMember, class Real, class Mem, class VecH, class VecA, class VecD, class VecW,
+          class VecC>
+KOKKOS_INLINE_FUNCTION void gru_gate_grads(const TeamMember& team, const GruWeights<Real, Mem>& w,
+                                           const int m, const GruReset reset, const VecH& h_prev,
+                                           const GruSaved<VecA>& a, const VecD& dh,
+                                           const GruBackwardWork<VecW>& work, const VecC& carry) {
   const int H = w.hidden();
   const bool after = reset == GruReset::After;
   // Update gate and candidate, and the direct path from h_prev to h_next.
@@ -184,22 +219,36 @@ KOKKOS_INLINE_FUNCTION void gru_backward(const TeamMember& team, const GruWeight
     });
   });
   team.team_barrier();
-  if (!after) {
-    // Reset gate through U_n (r * h): d(r * h)_k = sum_j U_n(j, k) da_n(j).
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int k) {
-      Real drh = 0;
-      Kokkos::parallel_reduce(
-          Kokkos::ThreadVectorRange(team, H),
-          [&](const int j, Real& acc) { acc += w.w_hh(m, 2 * H + j, k) * work.dgate(2 * H + j); },
-          drh);
-      Kokkos::single(Kokkos::PerThread(team), [&]() {
-        const Real r = a.r(k);
-        work.dgate(k) = drh * h_prev(k) * r * (Real(1) - r);
-        carry(k) += drh * r;
-      });
+  if (after) return;
+  // Reset gate through U_n (r * h): d(r * h)_k = sum_j U_n(j, k) da_n(j).
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int k) {
+    Real drh = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::ThreadVectorRange(team, H),
+        [&](const int j, Real& acc) { acc += w.w_hh(m, 2 * H + j, k) * work.dgate(2 * H + j); },
+        drh);
+    Kokkos::single(Kokkos::PerThread(team), [&]() {
+      const Real r = a.r(k);
+      work.dgate(k) = drh * h_prev(k) * r * (Real(1) - r);
+      carry(k) += drh * r;
     });
-    team.team_barrier();
-  }
+  });
+  team.team_barrier();
+}
+
+// Backward of h_next = GRU_m(h_prev, x) given dh = dL/dh_next for one step on its own (the
+// prototype's): accumulates the gradients of every GRU tensor of member m into g, and writes
+// carry = dL/dh_prev (through this step only) when want_dh_prev. Needs the activations
+// gru_forward_saved kept. The caller puts a team barrier before (dh written) and after (carry
+// read).
+template <class TeamMember, class Real, class Mem, class VecX, class VecH, class VecA, class VecD>
+KOKKOS_INLINE_FUNCTION void gru_backward(const TeamMember& team, const GruWeights<Real, Mem>& w,
+                                         const GruWeights<Real, Mem>& g, const int m,
+                                         const GruReset reset, const VecX& x, const VecH& h_prev,
+                                         const GruSaved<VecA>& a, const VecD& dh,
+                                         const GruBackwardWork<VecD>& work, const VecD& carry,
+                                         const bool want_dh_prev) {
+  gru_gate_grads(team, w, m, reset, h_prev, a, dh, work, carry);
   gru_weight_grads(team, g, m, reset, x, h_prev, a, work);
   if (want_dh_prev) gru_recurrent_grad(team, w, m, reset, work, carry);
 }

@@ -5,6 +5,8 @@
 //   (mu_delta, l) = C [h; s] + d, l clamped to +-kLogVarLimit,
 //   loss = g * (NLL + beta * KL), NLL = (l + (y - mu_delta)^2 e^-l) / 2,
 //   KL = sum_i (sigma_i^2 + mu_i^2 - 1) / 2 - log sigma_i  (N(mu_s, sigma_s^2) against N(0, I)).
+// The backward gives the pre-activation gradients and dL/dh only: the weight and bias gradients are
+// their sums over the window (kernels/rssm_bptt_weight_grads.hpp).
 #include <Kokkos_Core.hpp>
 
 #include "core/math.hpp"
@@ -90,11 +92,9 @@ KOKKOS_INLINE_FUNCTION void head_forward(const TeamMember& team, const RssmParam
   });
 }
 
-// dhead = (dL/dmu_delta, dL/dl) of the step's loss g * NLL (zero for l outside the clamp), and
-// the loss head's bias gradient.
-template <class TeamMember, class Real, class Mem, class VecHead, class VecD>
-KOKKOS_INLINE_FUNCTION void head_backward(const TeamMember& team, const GradRssm<Real, Mem>& grad,
-                                          const int m, const VecHead& head, const Real y,
+// dhead = (dL/dmu_delta, dL/dl) of the step's loss g * NLL (zero for l outside the clamp).
+template <class TeamMember, class Real, class VecHead, class VecD>
+KOKKOS_INLINE_FUNCTION void head_backward(const TeamMember& team, const VecHead& head, const Real y,
                                           const Real g, const VecD& dhead) {
   Kokkos::single(Kokkos::PerTeam(team), [&]() {
     const Real raw = head(1);
@@ -104,56 +104,36 @@ KOKKOS_INLINE_FUNCTION void head_backward(const TeamMember& team, const GradRssm
     const Real r = y - head(0);
     dhead(0) = -g * r * e;
     dhead(1) = inside ? g * Real(0.5) * (Real(1) - r * r * e) : Real(0);
-    grad.loss_head_b(m, 0) += dhead(0);
-    grad.loss_head_b(m, 1) += dhead(1);
   });
 }
 
-// Loss head weight gradients dC += dhead [h; s]^T, and the prior's pre-activation gradients
-// dmu (S) = dL/dmu_s and dpre (S) = dL/d(B h + b) through s and the KL (weight g * beta), with
-// the prior bias gradients.
-template <class TeamMember, class Real, class Mem, class VecH, class VecE, class Vec, class VecD>
+// The prior's pre-activation gradients dmu (S) = dL/dmu_s and dpre (S) = dL/d(B h + b) through
+// s and the KL (weight g * beta).
+template <class TeamMember, class Real, class Mem, class VecE, class Vec, class VecHead, class VecD>
 KOKKOS_INLINE_FUNCTION void head_input_grads(const TeamMember& team, const RssmParams<Real, Mem>& p,
-                                             const GradRssm<Real, Mem>& grad, const int m,
-                                             const VecH& h, const VecE& eps,
-                                             const PriorSaved<Vec>& a, const VecD& dhead,
-                                             const Real g_beta, const VecD& dmu, const VecD& dpre) {
+                                             const int m, const VecE& eps, const PriorSaved<Vec>& a,
+                                             const VecHead& dhead, const Real g_beta,
+                                             const VecD& dmu, const VecD& dpre) {
   const int H = p.hidden();
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H + p.stochastic()), [&](const int q) {
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, p.stochastic()), [&](const int i) {
     Kokkos::single(Kokkos::PerThread(team), [&]() {
-      const Real c = q < H ? h(q) : a.s(q - H);
-      grad.loss_head_w(m, 0, q) += dhead(0) * c;
-      grad.loss_head_w(m, 1, q) += dhead(1) * c;
-      if (q < H) return;
-      const int i = q - H;
+      const int q = H + i;
       const Real ds = p.loss_head_w(m, 0, q) * dhead(0) + p.loss_head_w(m, 1, q) * dhead(1);
       const Real sigma = prior_scale(a.pre(i));
-      const Real dmu_i = ds + g_beta * a.mu(i);
       const Real dsigma = ds * eps(i) + g_beta * (sigma - Real(1) / sigma);
-      const Real dpre_i = dsigma * math::sigmoid(a.pre(i));  // softplus' = sigmoid
-      dmu(i) = dmu_i;
-      dpre(i) = dpre_i;
-      grad.prior_mean_b(m, i) += dmu_i;
-      grad.prior_scale_b(m, i) += dpre_i;
+      dmu(i) = ds + g_beta * a.mu(i);
+      dpre(i) = dsigma * math::sigmoid(a.pre(i));  // softplus' = sigmoid
     });
   });
 }
 
-// Prior weight gradients dA += dmu h^T, dB += dpre h^T, and dh = carry + C_h^T dhead + A^T dmu +
-// B^T dpre: the total gradient reaching h of this step.
-template <class TeamMember, class Real, class Mem, class VecH, class VecD>
+// dh = carry + C_h^T dhead + A^T dmu + B^T dpre: the total gradient reaching h of this step.
+template <class TeamMember, class Real, class Mem, class VecHead, class VecD, class VecC>
 KOKKOS_INLINE_FUNCTION void prior_backward(const TeamMember& team, const RssmParams<Real, Mem>& p,
-                                           const GradRssm<Real, Mem>& grad, const int m,
-                                           const VecH& h, const VecD& dhead, const VecD& dmu,
-                                           const VecD& dpre, const VecD& carry, const VecD& dh) {
+                                           const int m, const VecHead& dhead, const VecD& dmu,
+                                           const VecD& dpre, const VecC& carry, const VecC& dh) {
   const int H = p.hidden();
   const int S = p.stochastic();
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, S), [&](const int i) {
-    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, H), [&](const int j) {
-      grad.prior_mean_w(m, i, j) += dmu(i) * h(j);
-      grad.prior_scale_w(m, i, j) += dpre(i) * h(j);
-    });
-  });
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int j) {
     Real sum = 0;
     Kokkos::parallel_reduce(

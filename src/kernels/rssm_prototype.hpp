@@ -8,6 +8,7 @@
 // clipped SGD step. One team per member; every kernel gives the same result for any team size.
 #include <Kokkos_Core.hpp>
 #include <string>
+#include <type_traits>
 
 #include "core/error.hpp"
 #include "core/launcher.hpp"
@@ -217,7 +218,8 @@ HPT_LAUNCHER void prototype_rssm_train_step(
     });
     team.team_barrier();
     const detail::GruSaved<Row> saved = prototype_rssm::saved_row(wk, m);
-    detail::gru_forward_saved(team, w, m, GruReset::Before, in, hp, hm, saved);
+    const detail::GruInputOfX<Real, Mem, std::decay_t<decltype(in)>> input{w, m, in};
+    detail::gru_forward_saved(team, w, m, GruReset::Before, input, hp, hm, saved);
     team.team_barrier();
     prototype_rssm::stochastic_part(team, hm, Kokkos::subview(wk.p, m, Kokkos::ALL()), H, S);
   };
