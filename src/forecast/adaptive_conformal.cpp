@@ -104,6 +104,14 @@ void AdaptiveConformal::refresh(int k) {
   std::vector<double> s(scores_[i].begin(), scores_[i].begin() + n);
   std::nth_element(s.begin(), s.begin() + (rank - 1), s.end());
   factor_[i] = s[std::size_t(rank - 1)];
+  // Cold start: a few early hits say little about the next targets, so until the quantile at the
+  // nominal coverage is inside the sample the scores may widen the raw interval, never narrow it.
+  if (n < cold_start_scores()) factor_[i] = std::max(1.0, factor_[i]);
+}
+
+long long AdaptiveConformal::cold_start_scores() const {
+  // The smallest n with ceil((n + 1)(1 - m)) <= n: (1 - m) / m, 9 at 90 %.
+  return (long long)std::ceil((1.0 - miss_rate_) / miss_rate_ - 1e-9);
 }
 
 std::vector<double> AdaptiveConformal::state(int k) const {

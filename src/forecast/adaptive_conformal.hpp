@@ -9,7 +9,8 @@
 //   a follows a <- a + gamma (miss_rate - err) per step with realised targets (err = the fraction
 //   of that step's targets that fell outside the interval that was issued). This is the original
 //   form of the method: a split-conformal quantile whose level adapts to drift. It needs about 1 /
-//   miss_rate scores to be near the target coverage.
+//   miss_rate scores to be near the target coverage; with fewer (the cold start) w is the largest
+//   score but at least 1: the raw interval is widened, never narrowed.
 // * scale: w = exp(theta), theta <- theta + gamma (err - miss_rate). Misses widen, hits narrow;
 //   over T updates the miss rate differs from miss_rate by at most |theta_T - theta_0| / (gamma T),
 //   so it converges only over many scored forecasts.
@@ -60,6 +61,8 @@ class AdaptiveConformal {
   // Fraction of the realised targets of horizon k that fell inside (NaN before the first).
   double realised_coverage(int k) const;
   int horizons() const { return int(level_.size()); }
+  // Scores the quantile rule needs before it may narrow the raw interval: (1 - m) / m, 9 at 90 %.
+  long long cold_start_scores() const;
 
   // The state of horizon k as numbers, for checkpoints: level (a or theta), updates, inside, then
   // the score ring (`window` entries; entry updates % window is the next to be overwritten).

@@ -156,9 +156,32 @@ TEST(ForecastCalibration, QuantileRuleIsTheNamedOrderStatisticOfTheNewestScores)
     std::sort(newest.begin(), newest.end());
     const long n = long(newest.size());
     const long rank = std::clamp<long>(long(std::ceil((n + 1) * (1 - level) - 1e-9)), 1, n);
-    ASSERT_DOUBLE_EQ(aci.width_factor(0), newest[std::size_t(rank - 1)]) << "after " << i + 1;
+    // Fewer than 9 scores (the rank at 90 % beyond the sample): never below the raw interval.
+    const double expected =
+        n < 9 ? std::max(1.0, newest[std::size_t(rank - 1)]) : newest[std::size_t(rank - 1)];
+    ASSERT_DOUBLE_EQ(aci.width_factor(0), expected) << "after " << i + 1;
   }
   EXPECT_EQ(aci.updates(0), 3 * kWindow + 5);
+}
+
+TEST(ForecastCalibration, QuantileRuleNeverNarrowsTheRawIntervalBeforeNineScores) {
+  // Every target lands at half the raw half-width: the scores say "narrow by half", but a sample
+  // of fewer than (1 - 0.1) / 0.1 = 9 scores cannot place the 90 % quantile, so the raw interval
+  // stays; the ninth score makes the order statistic (the largest, 0.5) the factor.
+  AdaptiveConformal aci(1, CalibrationRule::kQuantile, 0.90, 0.05, 50);
+  EXPECT_EQ(aci.cold_start_scores(), 9);
+  for (int i = 1; i <= 8; ++i) {
+    aci.update(0, true, 0.5);
+    ASSERT_DOUBLE_EQ(aci.width_factor(0), 1.0) << "after " << i;
+  }
+  aci.update(0, true, 0.5);
+  EXPECT_DOUBLE_EQ(aci.width_factor(0), 0.5);
+  // Widening is not held back: one score of 3 before the ninth widens at once.
+  AdaptiveConformal wide(1, CalibrationRule::kQuantile, 0.90, 0.05, 50);
+  wide.update(0, false, 3.0);
+  EXPECT_DOUBLE_EQ(wide.width_factor(0), 3.0);
+  // At 95 % coverage the sample must hold 19 scores.
+  EXPECT_EQ(AdaptiveConformal(1, CalibrationRule::kQuantile, 0.95).cold_start_scores(), 19);
 }
 
 TEST(ForecastCalibration, RestoredStateContinuesIdentically) {
