@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 #include "core/error.hpp"
@@ -24,7 +25,7 @@ double conformal_score(double target, double q05, double q50, double q95) {
   const double excess = target > q50 ? target - q50 : q50 - target;
   const double half = target > q50 ? q95 - q50 : q50 - q05;
   if (!(excess > 0)) return 0.0;
-  return half > 0 ? std::fmin(excess / half, kMaxScore) : kMaxScore;
+  return half > 0 ? std::fmin(excess / half, kMaxScore) : std::numeric_limits<double>::quiet_NaN();
 }
 
 AdaptiveConformal::AdaptiveConformal(int horizons, CalibrationRule rule, double coverage,
@@ -92,7 +93,11 @@ void AdaptiveConformal::refresh(int k) {
     factor_[i] = std::exp(level_[i]);
     return;
   }
-  const long long n = std::min<long long>(updates_[i], window_);
+  const long long kept = std::min<long long>(updates_[i], window_);
+  std::vector<double> s;
+  std::copy_if(scores_[i].begin(), scores_[i].begin() + kept, std::back_inserter(s),
+               [](double v) { return !std::isnan(v); });
+  const auto n = (long long)s.size();
   if (n == 0) {
     factor_[i] = 1.0;  // no realised target yet: the raw interval
     return;
@@ -101,7 +106,6 @@ void AdaptiveConformal::refresh(int k) {
   // cannot reach the level, the largest score).
   const auto rank =
       std::clamp<long long>((long long)std::ceil(double(n + 1) * (1.0 - level_[i]) - 1e-9), 1, n);
-  std::vector<double> s(scores_[i].begin(), scores_[i].begin() + n);
   std::nth_element(s.begin(), s.begin() + (rank - 1), s.end());
   factor_[i] = s[std::size_t(rank - 1)];
   // Cold start: a few early hits say little about the next targets, so until the quantile at the

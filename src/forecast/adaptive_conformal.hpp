@@ -28,8 +28,7 @@ Interval widen(double w, double q05, double q50, double q95);
 
 // `raw` with a half of no width (crossed quantile regressions) given the other half's width, or,
 // with neither, the half-widths fallback_lo and fallback_hi (where positive). A miss on a side
-// without width has no finite conformal score: it would score kMaxScore and, once a run of misses
-// has driven the quantile rule's level to zero, widen every interval of its horizon a millionfold.
+// without width has no conformal score (conformal_score), so such a forecast cannot calibrate.
 Interval with_both_halves(Interval raw, double fallback_lo, double fallback_hi);
 
 enum class CalibrationRule { kQuantile, kScale };
@@ -37,7 +36,9 @@ enum class CalibrationRule { kQuantile, kScale };
 CalibrationRule calibration_rule(const std::string& name);
 
 // The width factor that would just have covered `target` with the raw interval (q05, q50, q95),
-// bounded by kMaxScore (a degenerate interval cannot be widened by a factor).
+// bounded by kMaxScore; NaN for a miss on a side without width, which no factor can cover: such a
+// score is kept out of the quantile (a short run's crossed quantiles would otherwise put the cap
+// into a tenth of a sweep's scores and widen every interval of the horizon a millionfold).
 double conformal_score(double target, double q05, double q50, double q95);
 constexpr double kMaxScore = 1e6;
 
@@ -49,7 +50,8 @@ class AdaptiveConformal {
   // The calibrated interval of horizon index k from the raw quantiles (q05, q50, q95).
   Interval apply(int k, double q05, double q50, double q95) const;
   // One realised target of horizon k: `inside` of the calibrated interval that was issued, and
-  // its score (conformal_score of the raw interval that was issued).
+  // its score (conformal_score of the raw interval that was issued; NaN counts for the realised
+  // coverage and the level, not for the quantile).
   void update(int k, bool inside, double score);
   // The targets of horizon k that became known at the same step (one per run of a sweep): the
   // quantile rule moves its level once, by the batch's fraction of misses, since targets of one

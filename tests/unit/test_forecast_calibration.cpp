@@ -94,10 +94,13 @@ TEST(ForecastCalibration, WithoutCorrectionTheStreamIsMiscalibrated) {
 }
 
 TEST(ForecastCalibration, ScoreIsTheFactorThatJustCovers) {
-  EXPECT_DOUBLE_EQ(conformal_score(5.0, 1.0, 2.0, 4.0), 1.5);  // above: (5 - 2) / (4 - 2)
-  EXPECT_DOUBLE_EQ(conformal_score(0.5, 1.0, 2.0, 4.0), 1.5);  // below: (2 - 0.5) / (2 - 1)
-  EXPECT_DOUBLE_EQ(conformal_score(2.0, 1.0, 2.0, 4.0), 0.0);  // at the median
-  EXPECT_DOUBLE_EQ(conformal_score(3.0, 2.0, 2.0, 2.0), hpt::forecast::kMaxScore);  // degenerate
+  EXPECT_DOUBLE_EQ(conformal_score(5.0, 1.0, 2.0, 4.0), 1.5);    // above: (5 - 2) / (4 - 2)
+  EXPECT_DOUBLE_EQ(conformal_score(0.5, 1.0, 2.0, 4.0), 1.5);    // below: (2 - 0.5) / (2 - 1)
+  EXPECT_DOUBLE_EQ(conformal_score(2.0, 1.0, 2.0, 4.0), 0.0);    // at the median
+  EXPECT_TRUE(std::isnan(conformal_score(3.0, 2.0, 2.0, 2.0)));  // a miss without width
+  EXPECT_TRUE(std::isnan(conformal_score(3.0, 1.0, 2.0, 2.0)));  // on the side without width
+  EXPECT_DOUBLE_EQ(conformal_score(1.5, 1.0, 2.0, 2.0), 0.5);    // the other side has one
+  EXPECT_DOUBLE_EQ(conformal_score(3.0, 1.0, 2.0, 2.0 + 1e-9), hpt::forecast::kMaxScore);
   // The interval scaled by the score has the target on its edge.
   AdaptiveConformal aci(1, CalibrationRule::kQuantile, 0.90, 0.05, 10);
   aci.update(0, false, conformal_score(5.0, 1.0, 2.0, 4.0));
@@ -182,6 +185,32 @@ TEST(ForecastCalibration, QuantileRuleNeverNarrowsTheRawIntervalBeforeNineScores
   EXPECT_DOUBLE_EQ(wide.width_factor(0), 3.0);
   // At 95 % coverage the sample must hold 19 scores.
   EXPECT_EQ(AdaptiveConformal(1, CalibrationRule::kQuantile, 0.95).cold_start_scores(), 19);
+}
+
+TEST(ForecastCalibration, ScoresWithoutWidthCountForCoverageNotForTheQuantile) {
+  // A sweep's batch at a short history: a fifth of the raw intervals have no width (crossed
+  // quantiles), and their targets miss. The others score 0.5 .. 1.4. The factor is the quantile of
+  // the finite scores alone, as if the degenerate ones had not been scored; the misses still count.
+  std::vector<char> inside;
+  std::vector<double> scores, finite;
+  for (int j = 0; j < 50; ++j) {
+    const bool degenerate = j % 5 == 0;
+    const double s = degenerate ? conformal_score(3.0, 2.0, 2.0, 2.0) : 0.5 + 0.02 * j;
+    inside.push_back(char(!degenerate && s <= 1.0));
+    scores.push_back(s);
+    if (!degenerate) finite.push_back(s);
+  }
+  AdaptiveConformal aci(1, CalibrationRule::kQuantile, 0.90, 0.05, 200);
+  aci.update_batch(0, inside, scores);
+  const double misses = double(std::count(inside.begin(), inside.end(), 0)) / 50.0;
+  const double level = 0.10 + 0.05 * (0.10 - misses);
+  std::sort(finite.begin(), finite.end());
+  const long n = long(finite.size());
+  const long rank = std::clamp<long>(long(std::ceil((n + 1) * (1 - level) - 1e-9)), 1, n);
+  EXPECT_DOUBLE_EQ(aci.width_factor(0), finite[std::size_t(rank - 1)]);
+  EXPECT_LT(aci.width_factor(0), 2.0);
+  EXPECT_DOUBLE_EQ(aci.realised_coverage(0), 1.0 - misses);
+  EXPECT_EQ(aci.updates(0), 50);
 }
 
 TEST(ForecastCalibration, RestoredStateContinuesIdentically) {
