@@ -304,6 +304,8 @@ void check_forecast_inputs(const RunContext& ctx) {
   if (!model.empty()) io::check_model_file(model, "forecast.model", ctx.config);
   check_level_models(ctx.config);
   check_output_file(ctx.output_path(".h5"), "output.name", ctx.output_dir);
+  check_output_not_input(ctx.output_path(".h5"), {ctx.config.get_string("forecast.input")},
+                         "forecast.input");
 }
 
 int run_forecast_mode(const RunContext& ctx) {

@@ -147,6 +147,8 @@ void check_pretrain_inputs(const RunContext& ctx) {
   const forecast::CurveSet set = read_corpus(ctx.config);
   corpus_samples(set, ctx.config);
   check_output_file(ctx.output_path(".h5"), "output.name", ctx.output_dir);
+  check_output_not_input(ctx.output_path(".h5"),
+                         split_list(ctx.config.get_string("pretrain.input")), "pretrain.input");
 }
 
 int run_pretrain_mode(const RunContext& ctx) {

@@ -58,6 +58,16 @@ void check_output_dir(const std::string& dir, const std::string& key) {
                      "' is not writable");
 }
 
+void check_output_not_input(const std::string& output, const std::vector<std::string>& inputs,
+                            const std::string& input_key) {
+  for (const std::string& in : inputs) {
+    std::error_code ec;
+    if (!fs::equivalent(fs::path(output), fs::path(in), ec)) continue;  // false where one is absent
+    throw InputError("output.name: the output '" + output + "' is the input file '" + in + "' (" +
+                     input_key + "); expected an output.dir or output.name naming another file");
+  }
+}
+
 void check_output_file(const std::string& path, const std::string& key,
                        const std::string& will_create) {
   std::error_code ec;

@@ -15,6 +15,12 @@ void check_output_dir(const std::string& dir, const std::string& key);
 void check_output_file(const std::string& path, const std::string& key,
                        const std::string& will_create = "");
 
+// InputError naming output.name unless `output` is a different file from every existing one of
+// `inputs` (the files read from the deck key `input_key`): the atomic rename that writes the
+// output would otherwise replace the user's data with the run's result.
+void check_output_not_input(const std::string& output, const std::vector<std::string>& inputs,
+                            const std::string& input_key);
+
 // The run's output folder: created on create(); folders it created are removed again by
 // remove_if_empty() (a refused run leaves nothing behind).
 class OutputDir {

@@ -150,4 +150,31 @@ hptest.check(r.returncode == 0 and not os.path.exists(stale) and "removed" in r.
              "stale temporary of a dead process removed, with a note", r.stdout[-300:])
 hptest.check(os.path.exists(foreign), "another run's temporary is left alone")
 
+# An output that is the input file (found while scoring a curve file in its own folder): refused before any work, the
+# input left byte for byte as it was, nothing else written beside it. The second name reaches the same file by a link.
+import hashlib  # noqa: E402
+import shutil  # noqa: E402
+
+same = out("same")
+os.makedirs(same)
+curves = os.path.join(same, "sweep.h5")
+shutil.copy(os.path.join(a.root, "tests", "data", "curves", "hpt-sweep.h5"), curves)
+os.symlink(curves, os.path.join(same, "linked.h5"))
+digest = hashlib.sha256(open(curves, "rb").read()).hexdigest()
+forecast_deck = hptest.deck_path(a.root, "forecast.ini")
+pretrain_deck = hptest.deck_path(a.root, "pretrain.ini")
+for label, deck, key, name in (("forecast", forecast_deck, "forecast.input", "sweep"),
+                               ("forecast by a link", forecast_deck, "forecast.input", "linked"),
+                               ("pretrain", pretrain_deck, "pretrain.input", "sweep")):
+    sets = [f"{key}={curves}", f"output.dir={same}", f"output.name={name}"]
+    if label == "pretrain":
+        sets += ["pretrain.split="]
+    r = hptest.run(a.hpt, deck, *sets, timeout=120)
+    hptest.check(r.returncode == 2 and "output.name" in r.stderr and key in r.stderr and "sweep.h5" in r.stderr,
+                 f"{label}: output onto its input refused (exit 2, names output.name, {key}, the file)",
+                 f"{r.returncode}: {r.stderr[-400:]}")
+    hptest.check(hashlib.sha256(open(curves, "rb").read()).hexdigest() == digest
+                 and sorted(os.listdir(same)) == ["linked.h5", "sweep.h5"],
+                 f"{label}: the input unchanged, nothing written beside it", str(os.listdir(same)))
+
 hptest.finish()
