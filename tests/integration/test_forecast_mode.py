@@ -422,6 +422,30 @@ p = subprocess.run([tool, "1", f"{sweep}/curves.h5", thin + "_1"], capture_outpu
 check(p.returncode != 0 and "at least 2" in p.stderr and not os.path.exists(thin + "_1"),
       "logged-every refuses K = 1, nothing written", p.stderr)
 
+# run/corpus/point-steps: the thinned file's runs with their logged points counted as steps 1..n, the per-point
+# columns unchanged in order, steps_planned the number of points; hpt forecasts the result.
+tool = os.path.join(a.root, "run", "corpus", "point-steps")
+points = os.path.join(a.work, "points.h5")
+p = subprocess.run([tool, thin, points], capture_output=True, text=True)
+check(p.returncode == 0 and "one step per logged point" in p.stdout, "point-steps runs", p.stderr)
+with f5.File(thin, "r") as src, f5.File(points, "r") as dst:
+    ok = set(src["runs"]) == set(dst["runs"])
+    for rid, r in src["runs"].items():
+        d = dst[f"runs/{rid}"]
+        n = r["step"].shape[0]
+        ok = ok and np.array_equal(d["step"][...], np.arange(1, n + 1))
+        ok = ok and all(np.array_equal(r[k][...], d[k][...], equal_nan=True) for k in ("loss", "lr") if k in r)
+        ok = ok and ("steps_planned" not in r.attrs or int(d.attrs["steps_planned"]) == n)
+check(ok, "point-steps counts each logged point as one step and keeps its columns")
+every2, points2 = os.path.join(a.work, "every2.h5"), os.path.join(a.work, "points2.h5")
+subprocess.run([os.path.join(a.root, "run", "corpus", "logged-every"), "2", f"{sweep}/curves.h5", every2], check=True,
+               capture_output=True)
+subprocess.run([tool, every2, points2], check=True, capture_output=True)
+r = run(a.hpt, deck, f"forecast.input={points2}", "forecast.horizons=5,10", "forecast.every=2",
+        "forecast.ensemble=off", f"output.dir={a.work}", "output.name=points_forecast")
+check(r.returncode == 0 and os.path.exists(os.path.join(a.work, "points_forecast.h5")),
+      "forecast mode reads a point-steps file", r.stderr[-400:])
+
 # Runs on different logging grids (every 5 steps from 5, every 7 steps from 6: off the grid of
 # forecast.every = 10): every run has origins, each at one of its own logged steps, and forecasts and
 # judgments made up to T read no loss of any run logged after T (the ensemble off: it trains on the
