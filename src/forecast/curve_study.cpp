@@ -7,6 +7,7 @@
 #include "forecast/logged_anchor.hpp"
 #include "forecast/origin_share.hpp"
 #include "forecast/power_guard.hpp"
+#include "forecast/sweep_half_floor.hpp"
 #include "forecast/validation_curve.hpp"
 #include "kernels/ensemble_rollout.hpp"
 
@@ -320,7 +321,7 @@ void CurveStudy::score_due(long long g) {
     combination_.update(row.run, row.k, it->first, experts_of(row, learned), row.target,
                         evidence_unit(row, learned));
     if (learned && row.base_inside[kCombinedSlot] >= 0) {
-      const Interval raw = combined_raw_interval(row);
+      const Interval raw{row.combined_raw_lo, row.base[kCombinedSlot], row.combined_raw_hi};
       combined_inside[std::size_t(row.k)].push_back(char(row.base_inside[kCombinedSlot]));
       combined_scores[std::size_t(row.k)].push_back(
           conformal_score(row.target, raw.lo, raw.mid, raw.hi));
@@ -388,6 +389,7 @@ void CurveStudy::forecast_at_origin(long long g) {
                        [&](int i) { forecast_run(f, g, std::size_t(i), w); });
   HostExec().fence();
   share_origin_work(comm_, mine, horizon_count(), w);
+  calibrate_combined(w.rows);
   const GroupLeaders leaders = group_leaders(w.marked, w.finals, g);
   std::vector<LevelForecast> by_run(runs_.size(), LevelForecast{kNaN, kNaN, kNaN});
   for (std::size_t i = 0; i < w.marked.size(); ++i) by_run[std::size_t(w.marked[i])] = w.finals[i];
@@ -580,8 +582,8 @@ ForecastRow CurveStudy::forecast_row(const CurveForecast& f, const OriginFits& f
 }
 
 // The baselines' intervals from their own past errors, the learned one from the pretrained
-// quantiles, then the combined forecast (its guards held inside the learned interval) with the
-// learned interval moved with it and calibrated online.
+// quantiles, then the combined forecast (its guards held inside the learned interval); with a
+// model its interval is set once the origin's rows are all known (calibrate_combined).
 void CurveStudy::combine_with_intervals(ForecastRow& row, const LevelForecast& learned) const {
   const int K = horizon_count();
   const auto empirical_interval = [&](int b) {
@@ -597,14 +599,29 @@ void CurveStudy::combine_with_intervals(ForecastRow& row, const LevelForecast& l
     row.base_hi[kLearnedSlot] = learned.hi;
   }
   row.base[kCombinedSlot] = combination_.combine(row.run, row.k, experts_of(row, has_model));
-  if (!has_model) {
-    empirical_interval(kCombinedSlot);
-    return;
+  if (!has_model) empirical_interval(kCombinedSlot);
+}
+
+// The combined forecasts of one origin (every process holds them all, in run order): the learned
+// interval moved with each, its halves floored at the median half of the origin's raw intervals of
+// that horizon, widened by the horizon's online calibration.
+void CurveStudy::calibrate_combined(std::vector<ForecastRow>& rows) const {
+  if (settings_.level_model.empty()) return;
+  for (int k = 0; k < horizon_count(); ++k) {
+    std::vector<Interval> raws;
+    for (const ForecastRow& row : rows)
+      if (row.k == k) raws.push_back(combined_raw_interval(row));
+    const double floor = median_half_width(raws);
+    for (ForecastRow& row : rows) {
+      if (row.k != k) continue;
+      const Interval raw = with_floored_halves(combined_raw_interval(row), floor);
+      row.combined_raw_lo = raw.lo;
+      row.combined_raw_hi = raw.hi;
+      const Interval iv = combined_calibration_.apply(k, raw.lo, raw.mid, raw.hi);
+      row.base_lo[kCombinedSlot] = iv.lo;
+      row.base_hi[kCombinedSlot] = iv.hi;
+    }
   }
-  const Interval raw = combined_raw_interval(row);
-  const Interval iv = combined_calibration_.apply(row.k, raw.lo, raw.mid, raw.hi);
-  row.base_lo[kCombinedSlot] = iv.lo;
-  row.base_hi[kCombinedSlot] = iv.hi;
 }
 
 // Probability of beating the best other run of its group (runs of different problems are never

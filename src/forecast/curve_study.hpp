@@ -84,6 +84,10 @@ struct ForecastRow {
   // `power` where its fit found a decay (b > 0), NaN where it did not (a flat law, or no fit): the
   // combined forecast's fourth expert.
   double power_guard = kNaN;
+  // The raw interval the combined forecast's calibration widened: combined_raw_interval with its
+  // halves floored at the median half of the origin's raw intervals of this horizon
+  // (forecast/sweep_half_floor.hpp).
+  double combined_raw_lo = kNaN, combined_raw_hi = kNaN;
 };
 
 // A forecast of a validation point (run, origin, horizon index k) by the learned change.
@@ -253,6 +257,7 @@ class CurveStudy {
                              const std::vector<LevelForecast>& finals, long long g) const;
   void forecast_run(const CurveForecast& f, long long g, std::size_t i, OriginWork& w) const;
   void combine_with_intervals(ForecastRow& row, const LevelForecast& learned) const;
+  void calibrate_combined(std::vector<ForecastRow>& rows) const;
   ForecastRow forecast_row(const CurveForecast& f, const OriginFits& fits, int r, int k,
                            long long g) const;
   // `finals`: the final forecast of every run at this origin, by run (NaN for the others).
