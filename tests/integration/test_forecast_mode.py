@@ -33,24 +33,39 @@ for kind, threads in (("h5", 2), ("csv", 2), ("h5_1thread", 1)):
     stdout[kind] = r.stdout
 
 
+def floored_at_origin_median(origin, hz, q50, raw_lo, raw_hi):
+    """The raw intervals with each half raised to the median of the positive half-widths of the raw
+    intervals made at the same origin and horizon (the combined forecast's, a sweep's shared floor)."""
+    lo, hi = raw_lo.copy(), raw_hi.copy()
+    for key in set(zip(origin.tolist(), hz.tolist())):
+        rows = (origin == key[0]) & (hz == key[1])
+        halves = np.concatenate([q50[rows] - raw_lo[rows], raw_hi[rows] - q50[rows]])
+        halves = halves[np.isfinite(halves) & (halves > 0)]
+        floor = float(np.median(halves)) if halves.size else 0.0
+        lo[rows] = np.minimum(raw_lo[rows], q50[rows] - floor)
+        hi[rows] = np.maximum(raw_hi[rows], q50[rows] + floor)
+    return lo, hi
+
+
 def rebuilt_calibration_error(origin, hz, known, target, inside, q50, raw_lo, raw_hi, q05, q95):
     """The largest deviation of the stored calibrated intervals (q05, q95) from the quantile rule
     written out here: each step's newly known targets of a horizon move the level once by their miss
-    fraction (gamma 0.05, window 200), the factor is the named order statistic of the scores, and an
-    origin's intervals use the state after that step's targets."""
+    fraction (gamma 0.05, window 200), the factor is the named order statistic of the scores (at
+    least 1 while fewer than 9 scores are known; a miss on a side without width leaves no score),
+    and an origin's intervals use the state after that step's targets."""
     level = {h: 0.10 for h in (10, 50, 100)}
     scores = {h: [] for h in (10, 50, 100)}
 
     def factor(h):
-        s = sorted(scores[h][-200:])
+        s = sorted(x for x in scores[h][-200:] if not math.isnan(x))
         if not s:
             return 1.0
         rank = min(max(int(np.ceil((len(s) + 1) * (1 - level[h]) - 1e-9)), 1), len(s))
-        return s[rank - 1]
+        return max(s[rank - 1], 1.0) if len(s) < 9 else s[rank - 1]
 
     def score(t, lo, mid, hi):
         excess, half = (t - mid, hi - mid) if t > mid else (mid - t, mid - lo)
-        return 0.0 if not excess > 0 else (min(excess / half, 1e6) if half > 0 else 1e6)
+        return 0.0 if not excess > 0 else (min(excess / half, 1e6) if half > 0 else math.nan)
     resolved = origin + hz + 5
     worst = 0.0
     for g in range(1, int(origin.max()) + 1):
@@ -178,13 +193,16 @@ with f5.File(outputs["h5"], "r") as f:
           f"{worst}, {moved} guard forecasts outside it")
     check(0 < np.sum(flat) < len(flat), "power's law is flat at some origins and decays at others",
           f"{np.sum(flat)} of {len(flat)} rows flat")
-    # Its interval: the learned one moved with it, calibrated by the same quantile rule.
+    # Its interval: the learned one moved with it, each half floored at the median half of the
+    # origin's intervals of its horizon, calibrated by the same quantile rule.
     shift = combined - ex[0]
     known = ~np.isnan(target)
     inside_c = f["baselines/combined/inside"][...]
-    worst = rebuilt_calibration_error(origin, hz, known, target, inside_c, combined,
-                                      f["baselines/learned/q05"][...] + shift,
-                                      f["baselines/learned/q95"][...] + shift, lo_c, hi_c)
+    raw_lo, raw_hi = floored_at_origin_median(origin, hz, combined, f["baselines/learned/q05"][...] + shift,
+                                              f["baselines/learned/q95"][...] + shift)
+    check(np.sum(raw_hi - raw_lo > f["baselines/learned/q95"][...] - f["baselines/learned/q05"][...] + 1e-12) > 0,
+          "the floor widens some combined raw intervals")
+    worst = rebuilt_calibration_error(origin, hz, known, target, inside_c, combined, raw_lo, raw_hi, lo_c, hi_c)
     check(worst < 1e-9, "the combined interval follows the quantile rule rebuilt here", f"{worst}")
     errs = {b: np.nanmean(f[f"baselines/{b}/error"][...][hz == 50]) for b in
             ("last", "loglin", "power", "law", "combined")}
