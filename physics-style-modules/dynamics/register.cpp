@@ -20,6 +20,9 @@ void declare_dynamics_options(OptionSchema& schema) {
   schema.add_int("dynamics.seed", 1, "seed of the parameter initialisation and rollout draws", 0);
   schema.add_int("dynamics.bptt", 16, "samples K of the truncated-BPTT window of online training",
                  1, 4096);
+  schema.add_choice("dynamics.bptt_recurrence", "auto", {"auto", "team", "split"},
+                    "how the BPTT runs its recurrences: one team per member, each member's step "
+                    "split across teams, or auto (split on a GPU from H = 64)");
   schema.add_real("dynamics.lr", 1e-3, "Adam learning rate of the online dynamics training", 0.0,
                   1.0);
   schema.add_real("dynamics.kl_weight", 1e-3,
@@ -57,7 +60,7 @@ MemoryNeed rssm_training_memory(const Config& c, double runs) {
   const double S = double(c.get_int("dynamics.stochastic")), K = double(c.get_int("dynamics.bptt"));
   MemoryNeed need;
   need.bytes = 5 * rssm_parameter_bytes(E, H, kFeatures, S) +
-               E * K * (10 * H + 6 * S) * sizeof(real) +
+               E * K * (11 * H + 6 * S) * sizeof(real) +
                runs * (K + 1) * (kFeatures + 1 + E * H) * sizeof(real);
   need.keys = "dynamics.members = " + std::to_string(c.get_int("dynamics.members")) +
               ", dynamics.hidden = " + std::to_string(c.get_int("dynamics.hidden")) +

@@ -59,13 +59,13 @@ int RssmMultiRunTrainer::train(int runs_per_step, double* mean_loss) {
     const std::uint64_t run_seed = rng::key(options_.seed, 0x4d554c54ULL, std::uint64_t(r));
     rssm_gather_window(ExecSpace(), rings_.ring(r), n - 1 - steps, steps, run_seed, true, window_);
     rssm_bptt_forward(ExecSpace(), model_.params, reset_, window_, options_.kl_weight, workspace_,
-                      member_loss_);
+                      member_loss_, options_.recurrence);
     if (mean_loss) {
       auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), member_loss_);
       for (std::size_t m = 0; m < h.extent(0); ++m) loss_sum += double(h(m)) / double(h.extent(0));
     }
     rssm_bptt_backward(ExecSpace(), model_.params, model_.grads, reset_, window_,
-                       options_.kl_weight, workspace_);
+                       options_.kl_weight, workspace_, options_.recurrence);
     adam_.step(options_.lr);
     ++made, ++updates_;
   }

@@ -1,5 +1,7 @@
 #include "physics-style-modules/dynamics/rssm_online.hpp"
 
+#include <string>
+
 namespace hpt {
 
 RssmTrainOptions rssm_train_options_from_config(const Config& config) {
@@ -9,6 +11,10 @@ RssmTrainOptions rssm_train_options_from_config(const Config& config) {
   o.kl_weight = config.get_real("dynamics.kl_weight");
   o.clip_norm = config.get_real("dynamics.clip_norm");
   o.seed = static_cast<std::uint64_t>(config.get_int("dynamics.seed"));
+  const std::string& recurrence = config.get_string("dynamics.bptt_recurrence");
+  o.recurrence = recurrence == "team"    ? BpttRecurrence::Team
+                 : recurrence == "split" ? BpttRecurrence::Split
+                                         : BpttRecurrence::Auto;
   return o;
 }
 

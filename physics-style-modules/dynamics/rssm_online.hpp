@@ -29,9 +29,10 @@ struct RssmTrainOptions {
   double kl_weight = 1e-3;  // beta of the prior's KL term (dynamics.kl_weight)
   double clip_norm = 5.0;   // global gradient-norm clip, <= 0: none (dynamics.clip_norm)
   std::uint64_t seed = 1;   // key of the bagging weights and prior noise (dynamics.seed)
+  BpttRecurrence recurrence = BpttRecurrence::Auto;  // dynamics.bptt_recurrence
 };
 
-// dynamics.bptt, lr, kl_weight, clip_norm, seed.
+// dynamics.bptt, lr, kl_weight, clip_norm, seed, bptt_recurrence.
 RssmTrainOptions rssm_train_options_from_config(const Config& config);
 
 struct RssmTrainReport {
@@ -110,7 +111,7 @@ class RssmOnline {
     if (report.samples < 1) return report;
     report.loss = window_loss(true);
     rssm_bptt_backward(Space(), model_.params, model_.grads, reset_, window_, options_.kl_weight,
-                       workspace_);
+                       workspace_, options_.recurrence);
     report.optimizer = adam_.step(options_.lr);
     report.trained = true;
     return report;
@@ -124,7 +125,7 @@ class RssmOnline {
     const Space space;
     rssm_gather_window(space, ring_, observed_ - 1 - steps, steps, options_.seed, bagged, window_);
     rssm_bptt_forward(space, model_.params, reset_, window_, options_.kl_weight, workspace_,
-                      member_loss_);
+                      member_loss_, options_.recurrence);
     const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), member_loss_);
     double sum = 0.0;
     for (int m = 0; m < members(); ++m) sum += double(host(m));

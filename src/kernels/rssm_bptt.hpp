@@ -5,13 +5,14 @@
 //   L_m = sum_t w_{m,t} (NLL_t + beta KL_t) / K   (kernels/rssm_bptt_heads.hpp for the terms).
 // The forward keeps the activations in a workspace (kernels/rssm_bptt_workspace.hpp); the backward
 // writes dL_m/dtheta_m of every tensor into a gradient buffer of the parameters' layout. The
-// recurrence makes the forward and the backward sweep sequential over the samples, one team per
-// member. The input products W_ih x_t of all samples are one batched kernel before the forward's
-// recurrence (kernels/rssm_bptt_input_projection.hpp); the backward sweep only stores the
-// pre-activation gradients of every sample and carries dL/dh back, and the weight gradients, two
-// thirds of the backward's FLOPs, are then one batched reduction over the window with a team per
-// member and tensor row (kernels/rssm_bptt_weight_grads.hpp). Nothing is allocated in the
-// launchers.
+// recurrence makes the forward and the backward sweep sequential over the samples: one team per
+// member runs them, or (kernels/rssm_bptt_split.hpp, chosen by bptt_uses_split) each member's step
+// is split across teams with a launch per sample. The input products W_ih x_t of all samples are
+// one batched kernel before the forward's recurrence (kernels/rssm_bptt_input_projection.hpp);
+// the backward sweep only stores the pre-activation gradients of every sample and carries dL/dh
+// back, and the weight gradients, two thirds of the backward's FLOPs, are then one batched
+// reduction over the window with a team per member and tensor row
+// (kernels/rssm_bptt_weight_grads.hpp). Nothing is allocated in the launchers.
 #include <Kokkos_Core.hpp>
 #include <string>
 
@@ -22,6 +23,10 @@
 #include "kernels/rssm_bptt_gru.hpp"
 #include "kernels/rssm_bptt_heads.hpp"
 #include "kernels/rssm_bptt_input_projection.hpp"
+#include "kernels/rssm_bptt_sample.hpp"
+#include "kernels/rssm_bptt_split.hpp"
+#include "kernels/rssm_bptt_split_backward.hpp"
+#include "kernels/rssm_bptt_split_forward.hpp"
 #include "kernels/rssm_bptt_weight_grads.hpp"
 #include "kernels/rssm_bptt_workspace.hpp"
 #include "kernels/rssm_params.hpp"
@@ -63,30 +68,20 @@ void check_bptt_arguments(const RssmParams<Real, Mem>& p, const RssmWindow<Real,
               name + ": workspace sizes differ from the parameters and the window");
 }
 
-}  // namespace detail
-
-// loss(m) = L_m of the window; keeps the activations in ws for rssm_bptt_backward.
+// The forward after the input products, one team per member.
 template <class Space, class Real>
-HPT_LAUNCHER void rssm_bptt_forward(const Space& space,
-                                    const RssmParams<Real, typename Space::memory_space>& params,
-                                    const GruReset reset,
-                                    const RssmWindow<Real, typename Space::memory_space>& window,
-                                    const double kl_weight,
-                                    const RssmBpttWorkspace<Real, typename Space::memory_space>& ws,
-                                    const View1<Real, typename Space::memory_space>& loss) {
-  detail::check_bptt_arguments(params, window, ws, "rssm_bptt_forward");
-  HPT_REQUIRE(int(loss.extent(0)) == params.members(), "rssm_bptt_forward: loss must be (E)");
-  const int E = params.members();
+HPT_LAUNCHER void rssm_bptt_team_forward(
+    const Space& space, const RssmParams<Real, typename Space::memory_space>& params,
+    const GruReset reset, const RssmWindow<Real, typename Space::memory_space>& window,
+    const BpttLossWeights<Real> c, const RssmBpttWorkspace<Real, typename Space::memory_space>& ws,
+    const View1<Real, typename Space::memory_space>& loss) {
   const int H = params.hidden();
   const int steps = window.steps;
-  const Real inv_k = Real(1) / Real(window.capacity());
-  const Real beta = Real(kl_weight);
   const RssmParams<Real, typename Space::memory_space> p = params;
   const RssmWindow<Real, typename Space::memory_space> win = window;
   const RssmBpttWorkspace<Real, typename Space::memory_space> w = ws;
   using Member = typename Kokkos::TeamPolicy<Space>::member_type;
-
-  using Row = Kokkos::View<Real*, Kokkos::LayoutRight, typename Space::memory_space>;
+  using Row = BpttRow<Real, typename Space::memory_space>;
 
   const auto body = KOKKOS_LAMBDA(const Member& team) {
     const int m = team.league_rank();
@@ -94,19 +89,12 @@ HPT_LAUNCHER void rssm_bptt_forward(const Space& space,
                          [&](const int j) { w.h(m, 0, j) = win.h0(m, j); });
     team.team_barrier();
     for (int t = 0; t < steps; ++t) {
-      const detail::GruInputSaved<Row> x{detail::bptt_row(w.wx, m, t)};
+      const GruInputSaved<Row> x{bptt_row(w.wx, m, t)};
       const auto h_prev = Kokkos::subview(w.h, m, t, Kokkos::ALL());
       const Row h = Kokkos::subview(w.h, m, t + 1, Kokkos::ALL());
-      detail::gru_forward_saved(team, p.gru, m, reset, x, h_prev, h,
-                                detail::gru_saved_row(w, m, t));
+      gru_forward_saved(team, p.gru, m, reset, x, h_prev, h, gru_saved_row(w, m, t));
       team.team_barrier();
-      const auto prior = detail::prior_saved_row(w, m, t);
-      detail::prior_forward(team, p, m, h, Kokkos::subview(win.eps, m, t, Kokkos::ALL()), prior);
-      team.team_barrier();
-      detail::head_forward(team, p, m, h, prior, win.y(t), win.weight(m, t) * inv_k, beta,
-                           Kokkos::subview(w.head, m, t, Kokkos::ALL()),
-                           Kokkos::subview(w.step_loss, m, t));
-      team.team_barrier();
+      sample_forward(team, p, m, t, win, w, c);
     }
     // Summed in sample order by one thread, so the loss does not depend on the team size.
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
@@ -115,9 +103,65 @@ HPT_LAUNCHER void rssm_bptt_forward(const Space& space,
       loss(m) = sum;
     });
   };
-  detail::rssm_bptt_input_projection(space, params.gru, window, ws);
-  const auto policy = detail::make_team_policy(space, E, 0, 0, body, 0);
+  const auto policy = make_team_policy(space, params.members(), 0, 0, body, 0);
   Kokkos::parallel_for("hpt::rssm_bptt_forward", policy, body);
+}
+
+// The backward sweep, one team per member: per-sample gradients into ws, dL/dh carried back.
+template <class Space, class Real>
+HPT_LAUNCHER void rssm_bptt_team_backward(
+    const Space& space, const RssmParams<Real, typename Space::memory_space>& params,
+    const GruReset reset, const RssmWindow<Real, typename Space::memory_space>& window,
+    const BpttLossWeights<Real> c,
+    const RssmBpttWorkspace<Real, typename Space::memory_space>& ws) {
+  const int steps = window.steps;
+  const RssmParams<Real, typename Space::memory_space> p = params;
+  const RssmWindow<Real, typename Space::memory_space> win = window;
+  const RssmBpttWorkspace<Real, typename Space::memory_space> w = ws;
+  using Member = typename Kokkos::TeamPolicy<Space>::member_type;
+  using Row = BpttRow<Real, typename Space::memory_space>;
+
+  const auto body = KOKKOS_LAMBDA(const Member& team) {
+    const int m = team.league_rank();
+    const Row carry = Kokkos::subview(w.carry, m, Kokkos::ALL());
+    const Row dh = Kokkos::subview(w.dh, m, Kokkos::ALL());
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, int(carry.extent(0))),
+                         [&](const int j) { carry(j) = Real(0); });
+    team.team_barrier();
+    for (int t = steps - 1; t >= 0; --t) {
+      const GruBackwardWork<Row> work{bptt_row(w.dgate, m, t), bptt_row(w.dhn, m, t)};
+      sample_backward(team, p, m, t, win, w, c, carry, dh);
+      gru_gate_grads(team, p.gru, m, reset, Kokkos::subview(w.h, m, t, Kokkos::ALL()),
+                     gru_saved_row(w, m, t), dh, work, carry);
+      if (t > 0) gru_recurrent_grad(team, p.gru, m, reset, work, carry, UnitRange{0, p.hidden()});
+      team.team_barrier();
+    }
+  };
+  const auto policy = make_team_policy(space, params.members(), 0, 0, body, 0);
+  Kokkos::parallel_for("hpt::rssm_bptt_backward", policy, body);
+}
+
+}  // namespace detail
+
+// loss(m) = L_m of the window; keeps the activations in ws for rssm_bptt_backward (both ways of
+// running the recurrence keep the same ones).
+template <class Space, class Real>
+HPT_LAUNCHER void rssm_bptt_forward(const Space& space,
+                                    const RssmParams<Real, typename Space::memory_space>& params,
+                                    const GruReset reset,
+                                    const RssmWindow<Real, typename Space::memory_space>& window,
+                                    const double kl_weight,
+                                    const RssmBpttWorkspace<Real, typename Space::memory_space>& ws,
+                                    const View1<Real, typename Space::memory_space>& loss,
+                                    const BpttRecurrence recurrence = BpttRecurrence::Auto) {
+  detail::check_bptt_arguments(params, window, ws, "rssm_bptt_forward");
+  HPT_REQUIRE(int(loss.extent(0)) == params.members(), "rssm_bptt_forward: loss must be (E)");
+  const detail::BpttLossWeights<Real> c{Real(1) / Real(window.capacity()), Real(kl_weight)};
+  detail::rssm_bptt_input_projection(space, params.gru, window, ws);
+  if (bptt_uses_split<Space>(recurrence, params.hidden()))
+    detail::rssm_bptt_split_forward(space, params, reset, window, c, ws, loss);
+  else
+    detail::rssm_bptt_team_forward(space, params, reset, window, c, ws, loss);
 }
 
 // grad <- dL_m/dtheta_m for every member (overwritten), from the activations rssm_bptt_forward
@@ -127,53 +171,17 @@ HPT_LAUNCHER void rssm_bptt_backward(
     const Space& space, const RssmParams<Real, typename Space::memory_space>& params,
     const GradRssm<Real, typename Space::memory_space>& grad, const GruReset reset,
     const RssmWindow<Real, typename Space::memory_space>& window, const double kl_weight,
-    const RssmBpttWorkspace<Real, typename Space::memory_space>& ws) {
+    const RssmBpttWorkspace<Real, typename Space::memory_space>& ws,
+    const BpttRecurrence recurrence = BpttRecurrence::Auto) {
   detail::check_bptt_arguments(params, window, ws, "rssm_bptt_backward");
   HPT_REQUIRE(grad.members() == params.members() && grad.hidden() == params.hidden() &&
                   grad.stochastic() == params.stochastic() && grad.input() == params.input(),
               "rssm_bptt_backward: gradient and parameter shapes differ");
-  const int E = params.members();
-  const int steps = window.steps;
-  const Real inv_k = Real(1) / Real(window.capacity());
-  const Real beta = Real(kl_weight);
-  const RssmParams<Real, typename Space::memory_space> p = params;
-  const RssmWindow<Real, typename Space::memory_space> win = window;
-  const RssmBpttWorkspace<Real, typename Space::memory_space> w = ws;
-  using Member = typename Kokkos::TeamPolicy<Space>::member_type;
-
-  using Row = Kokkos::View<Real*, Kokkos::LayoutRight, typename Space::memory_space>;
-
-  // The sweep over the samples, last first: per-sample gradients into ws, dL/dh carried back.
-  const auto body = KOKKOS_LAMBDA(const Member& team) {
-    const int m = team.league_rank();
-    const Row carry = Kokkos::subview(w.carry, m, Kokkos::ALL());
-    const Row dh = Kokkos::subview(w.dh, m, Kokkos::ALL());
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, int(carry.extent(0))),
-                         [&](const int j) { carry(j) = Real(0); });
-    team.team_barrier();
-    for (int t = steps - 1; t >= 0; --t) {
-      const Real gt = win.weight(m, t) * inv_k;
-      const Row dhead = detail::bptt_row(w.dhead, m, t);
-      const Row dmu = detail::bptt_row(w.dmu, m, t);
-      const Row dpre = detail::bptt_row(w.dpre, m, t);
-      const detail::GruBackwardWork<Row> work{detail::bptt_row(w.dgate, m, t),
-                                              detail::bptt_row(w.dhn, m, t)};
-      detail::head_backward(team, Kokkos::subview(w.head, m, t, Kokkos::ALL()), win.y(t), gt,
-                            dhead);
-      team.team_barrier();
-      detail::head_input_grads(team, p, m, Kokkos::subview(win.eps, m, t, Kokkos::ALL()),
-                               detail::prior_saved_row(w, m, t), dhead, gt * beta, dmu, dpre);
-      team.team_barrier();
-      detail::prior_backward(team, p, m, dhead, dmu, dpre, carry, dh);
-      team.team_barrier();
-      detail::gru_gate_grads(team, p.gru, m, reset, Kokkos::subview(w.h, m, t, Kokkos::ALL()),
-                             detail::gru_saved_row(w, m, t), dh, work, carry);
-      if (t > 0) detail::gru_recurrent_grad(team, p.gru, m, reset, work, carry);
-      team.team_barrier();
-    }
-  };
-  const auto policy = detail::make_team_policy(space, E, 0, 0, body, 0);
-  Kokkos::parallel_for("hpt::rssm_bptt_backward", policy, body);
+  const detail::BpttLossWeights<Real> c{Real(1) / Real(window.capacity()), Real(kl_weight)};
+  if (bptt_uses_split<Space>(recurrence, params.hidden()))
+    detail::rssm_bptt_split_backward(space, params, reset, window, c, ws);
+  else
+    detail::rssm_bptt_team_backward(space, params, reset, window, c, ws);
   detail::rssm_bptt_weight_grads(space, grad, reset, window, ws);
 }
 

@@ -68,43 +68,59 @@ struct GruInputSaved {
   }
 };
 
-// h_next = GRU_m(h_prev, x), saving r, z, n (and hn with After), with input(team, j, gates) the
-// input side of unit j's gates (GruInputOfX or GruInputSaved). Vectors are team-visible.
+// Units [begin, end) of a member's layer: all H of them when one team runs the member's step, a
+// block when the step is split across teams (kernels/rssm_bptt_split.hpp).
+struct UnitRange {
+  int begin, end;
+};
+
+// The block b of `size` units of a layer of H.
+KOKKOS_INLINE_FUNCTION UnitRange unit_block(const int b, const int size, const int H) {
+  return {b * size, b * size + size < H ? b * size + size : H};
+}
+
+// Reset After: units' gates and h_next(j), j in units, saving r, z, n and hn. Every unit needs
+// only its own rows of U, so blocks of units are independent.
 template <class TeamMember, class Real, class Mem, class Input, class VecH, class Vec>
-KOKKOS_INLINE_FUNCTION void gru_forward_saved(const TeamMember& team,
+KOKKOS_INLINE_FUNCTION void gru_forward_after(const TeamMember& team,
                                               const GruWeights<Real, Mem>& w, const int m,
-                                              const GruReset reset, const Input& input,
-                                              const VecH& h_prev, const Vec& h_next,
-                                              const GruSaved<Vec>& a) {
+                                              const Input& input, const VecH& h_prev,
+                                              const Vec& h_next, const GruSaved<Vec>& a,
+                                              const UnitRange units) {
   const int H = w.hidden();
-  if (reset == GruReset::After) {
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int j) {
-      const Sum3<Real> wx = input(team, j, GruGates::All);
-      Sum3<Real> uh;  // U_{r,z,n} h
-      Kokkos::parallel_reduce(
-          Kokkos::ThreadVectorRange(team, H),
-          [&](const int k, Sum3<Real>& acc) {
-            acc.a += w.w_hh(m, j, k) * h_prev(k);
-            acc.b += w.w_hh(m, H + j, k) * h_prev(k);
-            acc.c += w.w_hh(m, 2 * H + j, k) * h_prev(k);
-          },
-          uh);
-      const Real r = math::sigmoid(wx.a + uh.a + w.b_hh(m, j));
-      const Real z = math::sigmoid(wx.b + uh.b + w.b_hh(m, H + j));
-      const Real hn = uh.c + w.b_hh(m, 2 * H + j);
-      const Real n = math::tanh(wx.c + r * hn);
-      Kokkos::single(Kokkos::PerThread(team), [&]() {
-        a.r(j) = r;
-        a.z(j) = z;
-        a.n(j) = n;
-        a.hn(j) = hn;
-        h_next(j) = (Real(1) - z) * n + z * h_prev(j);
-      });
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, units.begin, units.end), [&](const int j) {
+    const Sum3<Real> wx = input(team, j, GruGates::All);
+    Sum3<Real> uh;  // U_{r,z,n} h
+    Kokkos::parallel_reduce(
+        Kokkos::ThreadVectorRange(team, H),
+        [&](const int k, Sum3<Real>& acc) {
+          acc.a += w.w_hh(m, j, k) * h_prev(k);
+          acc.b += w.w_hh(m, H + j, k) * h_prev(k);
+          acc.c += w.w_hh(m, 2 * H + j, k) * h_prev(k);
+        },
+        uh);
+    const Real r = math::sigmoid(wx.a + uh.a + w.b_hh(m, j));
+    const Real z = math::sigmoid(wx.b + uh.b + w.b_hh(m, H + j));
+    const Real hn = uh.c + w.b_hh(m, 2 * H + j);
+    const Real n = math::tanh(wx.c + r * hn);
+    Kokkos::single(Kokkos::PerThread(team), [&]() {
+      a.r(j) = r;
+      a.z(j) = z;
+      a.n(j) = n;
+      a.hn(j) = hn;
+      h_next(j) = (Real(1) - z) * n + z * h_prev(j);
     });
-    return;
-  }
-  // Before: U_n (r * h) needs the whole r first.
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int j) {
+  });
+}
+
+// Reset Before, first pass: the reset gate r(j) of the units, which U_n (r * h) needs whole.
+template <class TeamMember, class Real, class Mem, class Input, class VecH, class Vec>
+KOKKOS_INLINE_FUNCTION void gru_forward_reset(const TeamMember& team,
+                                              const GruWeights<Real, Mem>& w, const int m,
+                                              const Input& input, const VecH& h_prev,
+                                              const GruSaved<Vec>& a, const UnitRange units) {
+  const int H = w.hidden();
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, units.begin, units.end), [&](const int j) {
     const Sum3<Real> wx = input(team, j, GruGates::Reset);
     Real uh = 0;
     Kokkos::parallel_reduce(
@@ -113,8 +129,17 @@ KOKKOS_INLINE_FUNCTION void gru_forward_saved(const TeamMember& team,
     const Real r = math::sigmoid(wx.a + uh + w.b_hh(m, j));
     Kokkos::single(Kokkos::PerThread(team), [&]() { a.r(j) = r; });
   });
-  team.team_barrier();
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int j) {
+}
+
+// Reset Before, second pass (every r written): z, n and h_next(j) of the units.
+template <class TeamMember, class Real, class Mem, class Input, class VecH, class Vec>
+KOKKOS_INLINE_FUNCTION void gru_forward_update(const TeamMember& team,
+                                               const GruWeights<Real, Mem>& w, const int m,
+                                               const Input& input, const VecH& h_prev,
+                                               const Vec& h_next, const GruSaved<Vec>& a,
+                                               const UnitRange units) {
+  const int H = w.hidden();
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, units.begin, units.end), [&](const int j) {
     const Sum3<Real> wx = input(team, j, GruGates::UpdateCandidate);
     Sum3<Real> uh;  // U_z h, U_n (r * h)
     Kokkos::parallel_reduce(
@@ -132,6 +157,25 @@ KOKKOS_INLINE_FUNCTION void gru_forward_saved(const TeamMember& team,
       h_next(j) = (Real(1) - z) * h_prev(j) + z * n;
     });
   });
+}
+
+// h_next = GRU_m(h_prev, x) by one team, saving r, z, n (and hn with After), with input(team, j,
+// gates) the input side of unit j's gates (GruInputOfX or GruInputSaved). Vectors are
+// team-visible.
+template <class TeamMember, class Real, class Mem, class Input, class VecH, class Vec>
+KOKKOS_INLINE_FUNCTION void gru_forward_saved(const TeamMember& team,
+                                              const GruWeights<Real, Mem>& w, const int m,
+                                              const GruReset reset, const Input& input,
+                                              const VecH& h_prev, const Vec& h_next,
+                                              const GruSaved<Vec>& a) {
+  const UnitRange all{0, w.hidden()};
+  if (reset == GruReset::After) {
+    gru_forward_after(team, w, m, input, h_prev, h_next, a, all);
+    return;
+  }
+  gru_forward_reset(team, w, m, input, h_prev, a, all);
+  team.team_barrier();
+  gru_forward_update(team, w, m, input, h_prev, h_next, a, all);
 }
 
 // Team-visible work vectors of the GRU backward: dgate (3H) holds da_r, da_z, da_n (gradients of
@@ -167,16 +211,17 @@ KOKKOS_INLINE_FUNCTION void gru_weight_grads(const TeamMember& team, const GruWe
   });
 }
 
-// carry(k) += sum_j U(j, k) d_j over the blocks whose recurrent input is h itself: r, z and, with
-// After, n (through dhn).
+// carry(k) += sum_j U(j, k) d_j, k in units, over the blocks whose recurrent input is h itself: r,
+// z and, with After, n (through dhn).
 template <class TeamMember, class Real, class Mem, class Vec>
 KOKKOS_INLINE_FUNCTION void gru_recurrent_grad(const TeamMember& team,
                                                const GruWeights<Real, Mem>& w, const int m,
                                                const GruReset reset,
-                                               const GruBackwardWork<Vec>& work, const Vec& carry) {
+                                               const GruBackwardWork<Vec>& work, const Vec& carry,
+                                               const UnitRange units) {
   const int H = w.hidden();
   const bool after = reset == GruReset::After;
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int k) {
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, units.begin, units.end), [&](const int k) {
     Real sum = 0;
     Kokkos::parallel_reduce(
         Kokkos::ThreadVectorRange(team, H),
@@ -189,39 +234,55 @@ KOKKOS_INLINE_FUNCTION void gru_recurrent_grad(const TeamMember& team,
   });
 }
 
-// The gate pre-activation gradients of one step given dh = dL/dh_next: work.dgate = (da_r, da_z,
-// da_n), work.dhn (After), and carry = dL/dh_prev through every path but the recurrent products
-// (gru_recurrent_grad adds those). Needs the activations gru_forward_saved kept. The caller puts a
-// team barrier before (dh written); this ends with one (work and carry written).
-template <class TeamMember, class Real, class Mem, class VecH, class VecA, class VecD, class VecW,
-          class VecC>
-KOKKOS_INLINE_FUNCTION void gru_gate_grads(const TeamMember& team, const GruWeights<Real, Mem>& w,
-                                           const int m, const GruReset reset, const VecH& h_prev,
-                                           const GruSaved<VecA>& a, const VecD& dh,
+// Unit j's part of the gate gradients given dh = dL/dh_next(j): da_z, da_n (and, with After,
+// da_r and dhn) into work, and carry(j) = dL/dh_prev(j) through the direct path.
+template <class Real, class VecH, class VecA, class VecW, class VecC>
+KOKKOS_INLINE_FUNCTION void gru_unit_grads(const GruReset reset, const int j, const Real dh,
+                                           const VecH& h_prev, const GruSaved<VecA>& a,
                                            const GruBackwardWork<VecW>& work, const VecC& carry) {
-  const int H = w.hidden();
+  const int H = int(h_prev.extent(0));
   const bool after = reset == GruReset::After;
-  // Update gate and candidate, and the direct path from h_prev to h_next.
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int j) {
+  const Real z = a.z(j), n = a.n(j);
+  const Real dn = after ? dh * (Real(1) - z) : dh * z;
+  const Real dz = after ? dh * (h_prev(j) - n) : dh * (n - h_prev(j));
+  const Real dan = dn * (Real(1) - n * n);
+  work.dgate(H + j) = dz * z * (Real(1) - z);
+  work.dgate(2 * H + j) = dan;
+  carry(j) = after ? dh * z : dh * (Real(1) - z);
+  if (after) {  // a_n = ... + r * hn
+    const Real r = a.r(j);
+    work.dhn(j) = dan * r;
+    work.dgate(j) = dan * a.hn(j) * r * (Real(1) - r);
+  }
+}
+
+// gru_unit_grads for every unit of units, with dh(j) a callable (a view, or a sum the caller
+// forms).
+template <class TeamMember, class DH, class VecH, class VecA, class VecW, class VecC>
+KOKKOS_INLINE_FUNCTION void gru_pointwise_grads(const TeamMember& team, const GruReset reset,
+                                                const DH& dh, const VecH& h_prev,
+                                                const GruSaved<VecA>& a,
+                                                const GruBackwardWork<VecW>& work,
+                                                const VecC& carry, const UnitRange units) {
+  using Real = typename VecW::non_const_value_type;
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, units.begin, units.end), [&](const int j) {
     Kokkos::single(Kokkos::PerThread(team), [&]() {
-      const Real z = a.z(j), n = a.n(j);
-      const Real dn = after ? dh(j) * (Real(1) - z) : dh(j) * z;
-      const Real dz = after ? dh(j) * (h_prev(j) - n) : dh(j) * (n - h_prev(j));
-      const Real dan = dn * (Real(1) - n * n);
-      work.dgate(H + j) = dz * z * (Real(1) - z);
-      work.dgate(2 * H + j) = dan;
-      carry(j) = after ? dh(j) * z : dh(j) * (Real(1) - z);
-      if (after) {  // a_n = ... + r * hn
-        const Real r = a.r(j);
-        work.dhn(j) = dan * r;
-        work.dgate(j) = dan * a.hn(j) * r * (Real(1) - r);
-      }
+      const Real d = dh(j);  // read before carry(j) is written: dh may be formed from it
+      gru_unit_grads(reset, j, d, h_prev, a, work, carry);
     });
   });
-  team.team_barrier();
-  if (after) return;
-  // Reset gate through U_n (r * h): d(r * h)_k = sum_j U_n(j, k) da_n(j).
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int k) {
+}
+
+// Reset Before (every da_n written): the reset gate's gradient through U_n (r * h),
+// d(r * h)_k = sum_j U_n(j, k) da_n(j), into da_r(k) and carry(k), k in units.
+template <class TeamMember, class Real, class Mem, class VecH, class VecA, class VecW, class VecC>
+KOKKOS_INLINE_FUNCTION void gru_reset_grads(const TeamMember& team, const GruWeights<Real, Mem>& w,
+                                            const int m, const VecH& h_prev,
+                                            const GruSaved<VecA>& a,
+                                            const GruBackwardWork<VecW>& work, const VecC& carry,
+                                            const UnitRange units) {
+  const int H = w.hidden();
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, units.begin, units.end), [&](const int k) {
     Real drh = 0;
     Kokkos::parallel_reduce(
         Kokkos::ThreadVectorRange(team, H),
@@ -233,6 +294,24 @@ KOKKOS_INLINE_FUNCTION void gru_gate_grads(const TeamMember& team, const GruWeig
       carry(k) += drh * r;
     });
   });
+}
+
+// The gate pre-activation gradients of one step by one team given dh = dL/dh_next: work.dgate =
+// (da_r, da_z, da_n), work.dhn (After), and carry = dL/dh_prev through every path but the
+// recurrent products (gru_recurrent_grad adds those). Needs the activations gru_forward_saved
+// kept. The caller puts a team barrier before (dh written); this ends with one (work and carry
+// written).
+template <class TeamMember, class Real, class Mem, class VecH, class VecA, class VecD, class VecW,
+          class VecC>
+KOKKOS_INLINE_FUNCTION void gru_gate_grads(const TeamMember& team, const GruWeights<Real, Mem>& w,
+                                           const int m, const GruReset reset, const VecH& h_prev,
+                                           const GruSaved<VecA>& a, const VecD& dh,
+                                           const GruBackwardWork<VecW>& work, const VecC& carry) {
+  const UnitRange all{0, w.hidden()};
+  gru_pointwise_grads(team, reset, dh, h_prev, a, work, carry, all);
+  team.team_barrier();
+  if (reset == GruReset::After) return;
+  gru_reset_grads(team, w, m, h_prev, a, work, carry, all);
   team.team_barrier();
 }
 
@@ -250,7 +329,7 @@ KOKKOS_INLINE_FUNCTION void gru_backward(const TeamMember& team, const GruWeight
                                          const bool want_dh_prev) {
   gru_gate_grads(team, w, m, reset, h_prev, a, dh, work, carry);
   gru_weight_grads(team, g, m, reset, x, h_prev, a, work);
-  if (want_dh_prev) gru_recurrent_grad(team, w, m, reset, work, carry);
+  if (want_dh_prev) gru_recurrent_grad(team, w, m, reset, work, carry, UnitRange{0, w.hidden()});
 }
 
 }  // namespace hpt::detail

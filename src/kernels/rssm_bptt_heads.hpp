@@ -128,10 +128,12 @@ KOKKOS_INLINE_FUNCTION void head_input_grads(const TeamMember& team, const RssmP
 }
 
 // dh = carry + C_h^T dhead + A^T dmu + B^T dpre: the total gradient reaching h of this step.
-template <class TeamMember, class Real, class Mem, class VecHead, class VecD, class VecC>
+// carry is a callable (a view, or zero).
+template <class TeamMember, class Real, class Mem, class VecHead, class VecD, class Carry,
+          class VecC>
 KOKKOS_INLINE_FUNCTION void prior_backward(const TeamMember& team, const RssmParams<Real, Mem>& p,
                                            const int m, const VecHead& dhead, const VecD& dmu,
-                                           const VecD& dpre, const VecC& carry, const VecC& dh) {
+                                           const VecD& dpre, const Carry& carry, const VecC& dh) {
   const int H = p.hidden();
   const int S = p.stochastic();
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, H), [&](const int j) {

@@ -33,7 +33,8 @@ struct RssmWindow {
 
 // Activations of the forward (per member and sample; the gates' input sums first), the backward
 // sweep's per-sample gradients (the D of the weight gradients D^T X,
-// kernels/rssm_bptt_weight_grads.hpp) and its work vectors.
+// kernels/rssm_bptt_weight_grads.hpp) and its work vectors (the split sweep's too,
+// kernels/rssm_bptt_split.hpp).
 template <class Real, class Mem = MemSpace>
 struct RssmBpttWorkspace {
   View3<Real, Mem> wx;           // (E, K, 3H) W_ih x_t + b_ih, before the recurrence
@@ -46,6 +47,7 @@ struct RssmBpttWorkspace {
   View3<Real, Mem> dhn;          // (E, K, H) d(U_n h + b_hn) (After)
   View3<Real, Mem> dmu, dpre;    // (E, K, S) dL/dmu_s, dL/d(B h + b)
   View3<Real, Mem> dhead;        // (E, K, 2) dL/dmu_delta, dL/dl
+  View3<Real, Mem> dh_heads;     // (E, K, H) dL/dh_t through the prior and head (split sweep)
   View2<Real, Mem> dh, carry;    // (E, H)
 
   RssmBpttWorkspace() = default;
@@ -66,6 +68,7 @@ struct RssmBpttWorkspace {
         dmu("rssm.bptt.dmu", E, K, S),
         dpre("rssm.bptt.dpre", E, K, S),
         dhead("rssm.bptt.dhead", E, K, 2),
+        dh_heads("rssm.bptt.dh_heads", E, K, H),
         dh("rssm.bptt.dh", E, H),
         carry("rssm.bptt.carry", E, H) {}
 

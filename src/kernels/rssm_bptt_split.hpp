@@ -1,0 +1,48 @@
+#pragma once
+// The second way to run the recurrences of the RSSM's truncated BPTT (kernels/rssm_bptt.hpp): one
+// member's step split across teams, each a block of kBpttSplitUnits units, with one launch per
+// sample and phase (a launch boundary is the only grid-wide order Kokkos gives on every backend,
+// so teams that run one after another cannot deadlock). The one-team sweep puts E teams on the
+// device; this one E * ceil(H / kBpttSplitUnits), at the price of a launch per sample.
+#include <Kokkos_Core.hpp>
+
+#include "kernels/gru_step.hpp"
+
+namespace hpt {
+
+// How the BPTT runs its recurrences: by the rule below, one team per member, or split.
+enum class BpttRecurrence { Auto, Team, Split };
+
+// GRU units of a member's layer per team of the split recurrence (one vector group each).
+constexpr int kBpttSplitUnits = 8;
+
+// The smallest hidden size the rule splits on a GPU
+// (docs/notes/bptt-split-recurrence-2026-11-29.md).
+constexpr int kBpttSplitMinHidden = 64;
+
+// Whether the BPTT of E members of width H splits its recurrences. Auto: on a backend with vector
+// lanes (a GPU), from H = kBpttSplitMinHidden, where one team per member leaves most of the
+// device idle; never on the host backends, whose few threads one team per member already fills.
+template <class Space>
+bool bptt_uses_split(const BpttRecurrence choice, const int hidden) {
+  if (choice != BpttRecurrence::Auto) return choice == BpttRecurrence::Split;
+  return detail::team_vector_length<Space>() > 1 && hidden >= kBpttSplitMinHidden;
+}
+
+namespace detail {
+
+// League of `league` teams of kBpttSplitUnits vector groups on a GPU, Kokkos' choice on the host.
+template <class Space>
+Kokkos::TeamPolicy<Space> bptt_split_policy(const Space& space, const int league) {
+  const int vector = team_vector_length<Space>();
+  if (vector > 1) return Kokkos::TeamPolicy<Space>(space, league, kBpttSplitUnits, vector);
+  return Kokkos::TeamPolicy<Space>(space, league, Kokkos::AUTO, vector);
+}
+
+// Blocks of kBpttSplitUnits units in a layer of H.
+inline int bptt_split_blocks(const int hidden) {
+  return (hidden + kBpttSplitUnits - 1) / kBpttSplitUnits;
+}
+
+}  // namespace detail
+}  // namespace hpt
