@@ -31,12 +31,17 @@ bool bptt_uses_split(const BpttRecurrence choice, const int hidden) {
 
 namespace detail {
 
-// League of `league` teams of kBpttSplitUnits vector groups on a GPU, Kokkos' choice on the host.
+// League of `league` teams of kBpttSplitUnits vector groups on a GPU, Kokkos' choice on the host,
+// with the functor passed as a kernel argument: Kokkos 3.4 passes one of 512 bytes or more (these
+// capture the workspace) through constant memory and first waits for the previous such launch.
 template <class Space>
-Kokkos::TeamPolicy<Space> bptt_split_policy(const Space& space, const int league) {
+auto bptt_split_policy(const Space& space, const int league) {
+  using Policy = Kokkos::TeamPolicy<Space>;
   const int vector = team_vector_length<Space>();
-  if (vector > 1) return Kokkos::TeamPolicy<Space>(space, league, kBpttSplitUnits, vector);
-  return Kokkos::TeamPolicy<Space>(space, league, Kokkos::AUTO, vector);
+  const Policy policy = vector > 1 ? Policy(space, league, kBpttSplitUnits, vector)
+                                   : Policy(space, league, Kokkos::AUTO, vector);
+  return Kokkos::Experimental::require(policy,
+                                       Kokkos::Experimental::WorkItemProperty::HintLightWeight);
 }
 
 // Blocks of kBpttSplitUnits units in a layer of H.
