@@ -92,6 +92,11 @@ HPT_LAUNCHER void rssm_ring_push(const Space& space,
       });
 }
 
+// The ring slot of global step `step` in a ring of R slots.
+KOKKOS_INLINE_FUNCTION int ring_slot(const std::int64_t step, const int slots) {
+  return int(step % slots);
+}
+
 // window <- the samples of global steps first .. first+steps-1 (their targets need step
 // first+steps in the ring too): x_t, y_t = log L_{t+1} - log L_t, h0 = latents before `first`,
 // the prior noise keyed by `seed`, and bagging weights (Poisson(1) draws, or 1 without bagging).
@@ -111,28 +116,37 @@ HPT_LAUNCHER void rssm_gather_window(const Space& space,
               "rssm_gather_window: the window must lie inside the ring");
   const RssmRing<Real, typename Space::memory_space> r = ring;
   const RssmWindow<Real, typename Space::memory_space> w = window;
-  // One index per sample (features and target) and one per member (h0 and draws).
+  // One index per element written, in five consecutive ranges (x, y, h0, weight, eps), so that no
+  // thread loops over a member's latent or draws (a member per thread left the device idle).
+  const int n_x = K * I, n_y = K, n_h0 = E * H, n_weight = E * K, n_eps = E * K * S;
   Kokkos::parallel_for(
-      "hpt::rssm_gather_window", Kokkos::RangePolicy<Space>(space, 0, K + E),
-      KOKKOS_LAMBDA(const int i) {
-        if (i < K) {
-          const int t = i;
-          const int slot = int((first + t) % R);
-          const int next = int((first + t + 1) % R);
-          for (int k = 0; k < I; ++k) w.x(t, k) = t < steps ? r.features(slot, k) : Real(0);
-          w.y(t) = t < steps ? r.log_loss(next) - r.log_loss(slot) : Real(0);
+      "hpt::rssm_gather_window",
+      Kokkos::RangePolicy<Space>(space, 0, n_x + n_y + n_h0 + n_weight + n_eps),
+      KOKKOS_LAMBDA(int i) {
+        if (i < n_x) {
+          const int t = i / I, k = i % I;
+          w.x(t, k) = t < steps ? r.features(ring_slot(first + t, R), k) : Real(0);
           return;
         }
-        const int m = i - K;
-        const int slot0 = int(first % R);
-        for (int j = 0; j < H; ++j) w.h0(m, j) = r.latents(slot0, m, j);
-        for (int t = 0; t < K; ++t) {
-          const bool used = t < steps;
-          const int weight = bagging ? rssm_bagging_weight(seed, m, first + t) : 1;
-          w.weight(m, t) = used ? Real(weight) : Real(0);
-          for (int s = 0; s < S; ++s)
-            w.eps(m, t, s) = used ? Real(rssm_prior_noise(seed, m, first + t, s)) : Real(0);
+        if ((i -= n_x) < n_y) {
+          w.y(i) = i < steps ? r.log_loss(ring_slot(first + i + 1, R)) -
+                                   r.log_loss(ring_slot(first + i, R))
+                             : Real(0);
+          return;
         }
+        if ((i -= n_y) < n_h0) {
+          w.h0(i / H, i % H) = r.latents(ring_slot(first, R), i / H, i % H);
+          return;
+        }
+        if ((i -= n_h0) < n_weight) {
+          const int m = i / K, t = i % K;
+          const int weight = bagging ? rssm_bagging_weight(seed, m, first + t) : 1;
+          w.weight(m, t) = t < steps ? Real(weight) : Real(0);
+          return;
+        }
+        i -= n_weight;
+        const int m = i / (K * S), t = (i / S) % K, s = i % S;
+        w.eps(m, t, s) = t < steps ? Real(rssm_prior_noise(seed, m, first + t, s)) : Real(0);
       });
   window.steps = steps;
 }
