@@ -2,9 +2,11 @@
 naming the culprit, and leave nothing behind (no output file, no empty output folder): sizes that cannot fit in
 memory, unwritable output locations in rollout and bench modes, model files with a non-finite or edited weight,
 decks that are folders, devices or hold NUL bytes, two decks, non-numeric Kokkos counts, a data folder given as a
-file, a label that does not fit the model. Also: a BOM before the first key is ignored, and temporaries left by
+file, a label that does not fit the model, an output that is the run's input file. Also: a BOM before the first key is ignored, and temporaries left by
 killed processes are removed by the next run."""
+import hashlib
 import os
+import shutil
 import subprocess
 
 import numpy as np
@@ -152,9 +154,6 @@ hptest.check(os.path.exists(foreign), "another run's temporary is left alone")
 
 # An output that is the input file (found while scoring a curve file in its own folder): refused before any work, the
 # input left byte for byte as it was, nothing else written beside it. The second name reaches the same file by a link.
-import hashlib  # noqa: E402
-import shutil  # noqa: E402
-
 same = out("same")
 os.makedirs(same)
 curves = os.path.join(same, "sweep.h5")
