@@ -2,8 +2,8 @@
 naming the culprit, and leave nothing behind (no output file, no empty output folder): sizes that cannot fit in
 memory, unwritable output locations in rollout and bench modes, model files with a non-finite or edited weight,
 decks that are folders, devices or hold NUL bytes, two decks, non-numeric Kokkos counts, a data folder given as a
-file, a label that does not fit the model, an output that is the run's input file. Also: a BOM before the first key is ignored, and temporaries left by
-killed processes are removed by the next run."""
+file, a label that does not fit the model, an output that is the run's input file. Also: a BOM before the first key
+is ignored, and temporaries left by killed processes are removed by the next run."""
 import hashlib
 import os
 import shutil
