@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/launcher.hpp"
 #include "core/types.hpp"
+#include "kernels/register_reduce.hpp"
 #include "kernels/sum_array.hpp"
 
 namespace hpt {
@@ -34,8 +35,8 @@ HPT_LAUNCHER std::vector<double> displacement_gram(
               "displacement_gram: bad anchor count or buffer size");
   SumArray<kMaxDisplacementPairs> sums;
   const AnchorTerms o = order;
-  Kokkos::parallel_reduce(
-      "hpt::displacement_gram", Kokkos::RangePolicy<Space>(space, 0, n),
+  reduce_in_registers(
+      space, "hpt::displacement_gram", n,
       KOKKOS_LAMBDA(const std::int64_t p, SumArray<kMaxDisplacementPairs>& acc) {
         double y[kMaxAnchors - 1];
         for (int i = 0; i < m; ++i)

@@ -19,6 +19,7 @@
 #include "core/types.hpp"
 #include "kernels/parameter_store.hpp"
 #include "kernels/per_tensor.hpp"
+#include "kernels/register_reduce.hpp"
 #include "kernels/sum_array.hpp"
 
 namespace hpt {
@@ -118,8 +119,8 @@ HPT_LAUNCHER void sgd_step(const Space& space, View1<Real, typename Space::memor
               "sgd_step: buffer sizes do not agree");
   const Real lr = Real(h.lr), mu = Real(h.momentum), wd = Real(h.weight_decay);
   const bool use_momentum = h.momentum != 0.0, nesterov = h.nesterov, first = h.first_step;
-  Kokkos::parallel_reduce(
-      "hpt::sgd_step", Kokkos::RangePolicy<Space>(space, 0, n),
+  reduce_in_registers(
+      space, "hpt::sgd_step", n,
       KOKKOS_LAMBDA(const std::int64_t k, UpdateSums& acc) {
         const Real old = theta(k);
         if (!math::isfinite(stats(kGradNorm))) {  // skipped step: nothing changes
@@ -183,8 +184,8 @@ HPT_LAUNCHER void adamw_step(const Space& space, View1<Real, typename Space::mem
   const Real decay = Real(1.0 - h.lr * h.weight_decay);
   const Real b1 = Real(h.beta1), b2 = Real(h.beta2), eps = Real(h.eps);
   const Real step_size = Real(h.lr / bc1), bc2_sqrt = Real(std::sqrt(bc2));
-  Kokkos::parallel_reduce(
-      "hpt::adamw_step", Kokkos::RangePolicy<Space>(space, 0, n),
+  reduce_in_registers(
+      space, "hpt::adamw_step", n,
       KOKKOS_LAMBDA(const std::int64_t k, UpdateSums& acc) {
         const Real old = theta(k);
         if (!math::isfinite(stats(kGradNorm))) {  // skipped step: nothing changes

@@ -1,0 +1,56 @@
+// The register reduction (kernels/register_reduce.hpp) against a host loop: sums of integers are
+// exact in double, so every element must be counted once whatever the slicing. The sizes put
+// several elements into each work item (more than the space's concurrency, not a multiple of it)
+// as well as fewer elements than work items, and none.
+#include <gtest/gtest.h>
+
+#include <Kokkos_Core.hpp>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/register_reduce.hpp"
+#include "kernels/sum_array.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+template <class Space>
+class RegisterReduce : public ::testing::Test {};
+TYPED_TEST_SUITE(RegisterReduce, hpt::test::Backends, hpt::test::TypedTestNames);
+
+using Sums = hpt::SumArray<3>;
+
+// [0] count, [1] sum of k mod 1000, [2] sum of (k mod 7) * (k mod 11): each element's own terms.
+Sums host_sums(std::int64_t n) {
+  Sums s;
+  for (std::int64_t k = 0; k < n; ++k) {
+    s.v[0] += 1.0;
+    s.v[1] += double(k % 1000);
+    s.v[2] += double((k % 7) * (k % 11));
+  }
+  return s;
+}
+
+TYPED_TEST(RegisterReduce, EveryElementCountedOnce) {
+  using Space = TypeParam;
+  using Mem = typename Space::memory_space;
+  const std::int64_t threads = std::int64_t(Space().concurrency());
+  for (const std::int64_t n : {std::int64_t(0), std::int64_t(1), std::int64_t(5), threads - 1,
+                               3 * threads + 7, 8 * threads + 13, 64 * threads + 1}) {
+    Kokkos::View<Sums, Mem> out("sums");
+    hpt::reduce_in_registers(
+        Space(), "test::register_reduce", n,
+        KOKKOS_LAMBDA(const std::int64_t k, Sums& acc) {
+          acc.v[0] += 1.0;
+          acc.v[1] += double(k % 1000);
+          acc.v[2] += double((k % 7) * (k % 11));
+        },
+        Kokkos::Sum<Sums, Mem>(out));
+    Sums got;
+    Kokkos::deep_copy(got, out);
+    const Sums want = host_sums(n);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(got.v[i], want.v[i]) << "n = " << n << ", sum " << i;
+  }
+}
+
+}  // namespace
