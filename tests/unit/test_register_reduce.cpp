@@ -31,23 +31,31 @@ Sums host_sums(std::int64_t n) {
   return s;
 }
 
+// The same sums through reduce_in_registers on Space (outside the test body: nvcc's extended
+// lambdas may not live in a private member function).
+template <class Space>
+Sums device_sums(std::int64_t n) {
+  using Mem = typename Space::memory_space;
+  Kokkos::View<Sums, Mem> out("sums");
+  hpt::reduce_in_registers(
+      Space(), "test::register_reduce", n,
+      KOKKOS_LAMBDA(const std::int64_t k, Sums& acc) {
+        acc.v[0] += 1.0;
+        acc.v[1] += double(k % 1000);
+        acc.v[2] += double((k % 7) * (k % 11));
+      },
+      Kokkos::Sum<Sums, Mem>(out));
+  Sums got;
+  Kokkos::deep_copy(got, out);
+  return got;
+}
+
 TYPED_TEST(RegisterReduce, EveryElementCountedOnce) {
   using Space = TypeParam;
-  using Mem = typename Space::memory_space;
   const std::int64_t threads = std::int64_t(Space().concurrency());
   for (const std::int64_t n : {std::int64_t(0), std::int64_t(1), std::int64_t(5), threads - 1,
                                3 * threads + 7, 8 * threads + 13, 64 * threads + 1}) {
-    Kokkos::View<Sums, Mem> out("sums");
-    hpt::reduce_in_registers(
-        Space(), "test::register_reduce", n,
-        KOKKOS_LAMBDA(const std::int64_t k, Sums& acc) {
-          acc.v[0] += 1.0;
-          acc.v[1] += double(k % 1000);
-          acc.v[2] += double((k % 7) * (k % 11));
-        },
-        Kokkos::Sum<Sums, Mem>(out));
-    Sums got;
-    Kokkos::deep_copy(got, out);
+    const Sums got = device_sums<Space>(n);
     const Sums want = host_sums(n);
     for (int i = 0; i < 3; ++i) EXPECT_EQ(got.v[i], want.v[i]) << "n = " << n << ", sum " << i;
   }
