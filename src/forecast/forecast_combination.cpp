@@ -7,13 +7,15 @@
 namespace hpt::forecast {
 
 ForecastCombination::ForecastCombination(const std::vector<long long>& spacing, int experts,
-                                         int horizons)
+                                         const std::vector<int>& horizons)
     : experts_(experts),
-      horizons_(std::max(horizons, 1)),
+      horizons_(std::max(int(horizons.size()), 1)),
       evidence_(spacing.size() * std::size_t(experts_ * horizons_), 0.0),
       updated_(spacing.size(), -1) {
   for (long long s : spacing)
     target_weight_.push_back(double(std::max(s, 1LL)) / kUnitSteps / double(horizons_));
+  for (int j = 0; j < horizons_; ++j)
+    memory_.push_back(horizons.empty() ? kMemorySteps : memory_steps(horizons[std::size_t(j)]));
 }
 
 std::vector<double> ForecastCombination::weights(int run, int k) const {
@@ -49,16 +51,20 @@ void ForecastCombination::update(int run, int k, long long step, const std::vect
                                  double target, double scale) {
   if (!std::isfinite(target)) return;
   long long& last = updated_[std::size_t(run)];
-  const double decay =
-      last < 0 ? 1.0 : std::exp(-double(std::max(step - last, 0LL)) / kMemorySteps);
+  const double elapsed = last < 0 ? 0.0 : double(std::max(step - last, 0LL));
   last = std::max(last, step);
-  for (int j = 0; j < horizons_; ++j)
+  for (int j = 0; j < horizons_; ++j) {
+    const double decay = std::exp(-elapsed / memory_[std::size_t(j)]);
     for (int i = 0; i < experts_; ++i) evidence_[at(run, j) + std::size_t(i)] *= decay;
+  }
   const double unit = std::isfinite(scale) && scale > 0 ? scale : 1.0;
+  const bool any = std::any_of(experts.begin(), experts.begin() + experts_,
+                               [](double f) { return std::isfinite(f); });
   double* e = &evidence_[at(run, k)];
   for (int i = 0; i < experts_; ++i) {
     const double f = experts[std::size_t(i)];
-    const double err = std::isfinite(f) ? std::min(kCap, std::fabs(f - target) / unit) : kCap;
+    const double err =
+        std::isfinite(f) ? std::min(kCap, std::fabs(f - target) / unit) : (any ? kMissing : kCap);
     e[i] += target_weight_[std::size_t(run)] * err;
   }
 }

@@ -3,9 +3,10 @@
 // run by run. Per run, an exponentially weighted average of experts (learned, last, loglin and
 // power, forecast/power_guard.hpp), each weighted by exp(-rate * its evidence), where the evidence
 // is its recent absolute error on the run's realised targets of every horizon, in units of the
-// learned 90 % interval's width (capped; an expert without a value counts the cap), forgotten with
-// an e-folding of kMemorySteps steps (the learned expert starts with a head start); on a run where
-// a simple expert keeps beating the learned one (a smooth curve that `loglin` extrapolates, a
+// learned 90 % interval's width (capped; an expert without a value counts kMissing while another
+// has one), forgotten with an e-folding of kMemorySteps steps, kLongMemorySteps for the evidence of
+// horizons of kLongHorizonSteps and more (the learned expert starts with a head start); on a run
+// where a simple expert keeps beating the learned one (a smooth curve that `loglin` extrapolates, a
 // memorising run that `last` holds, a noisy one whose level the power law of the whole history
 // reads best), the weight moves to that expert within a few hundred steps. An expert without a
 // value (NaN) is left out of the mean. Each horizon's weights are further multiplied by the ratio
@@ -22,20 +23,34 @@ class ForecastCombination {
   static constexpr double kPrior = 1.0;          // head start of expert 0, in evidence units
   static constexpr double kCap = 2.0;            // one target's error counts at most this much
   static constexpr double kMemorySteps = 200.0;  // evidence decays as exp(-steps / this)
-  static constexpr double kUnitSteps = 10.0;     // origins this far apart give a target weight 1
-  static constexpr double kRatioFloor = 0.01;    // added to each horizon's evidence in the ratio
+  // Targets this far ahead were forecast from an older phase of the run (a cycle of the rate
+  // ago on a cyclic schedule): their evidence is forgotten faster.
+  static constexpr int kLongHorizonSteps = 200;
+  static constexpr double kLongMemorySteps = 75.0;
+  // An expert without a value for a target that another expert forecast: less than the cap, so a
+  // guard that has no forecast on part of a run (power's law flat) is not ruled out by it.
+  static constexpr double kMissing = 1.0;
+  static constexpr double kUnitSteps = 10.0;   // origins this far apart give a target weight 1
+  static constexpr double kRatioFloor = 0.01;  // added to each horizon's evidence in the ratio
 
   // `spacing`: each run's steps between two origins; `experts`: how many, the learned one first;
-  // `horizons`: how many horizons share the evidence. A target weighs (spacing / kUnitSteps) /
-  // horizons, so the weights do not depend on the cadence of the origins.
-  ForecastCombination(const std::vector<long long>& spacing, int experts, int horizons);
+  // `horizons`: the horizons (steps) that share the evidence. A target weighs (spacing /
+  // kUnitSteps) / (number of horizons), so the weights do not depend on the cadence of the origins.
+  ForecastCombination(const std::vector<long long>& spacing, int experts,
+                      const std::vector<int>& horizons);
+
+  // The e-folding of the evidence of a horizon of h steps.
+  static double memory_steps(int h) {
+    return h >= kLongHorizonSteps ? kLongMemorySteps : kMemorySteps;
+  }
 
   // The weighted mean of the finite forecasts among `experts` for horizon `k` (NaN when none is
   // finite).
   double combine(int run, int k, const std::vector<double>& experts) const;
-  // A target of `run` at horizon `k` realised at `step`: the run's evidence decays to that step,
-  // then each expert's absolute error over `scale` (the learned interval's width; 1 when it has
-  // none), capped, joins horizon k's.
+  // A target of `run` at horizon `k` realised at `step`: the run's evidence of each horizon decays
+  // to that step, then each expert's absolute error over `scale` (the learned interval's width; 1
+  // when it has none), capped, joins horizon k's (kMissing for an expert without a value while
+  // another has one, else the cap).
   void update(int run, int k, long long step, const std::vector<double>& experts, double target,
               double scale);
   // The current weights for horizon `k`, normalised over the experts: exp(-rate * (pooled evidence
@@ -47,6 +62,7 @@ class ForecastCombination {
   int experts_;
   int horizons_;
   std::vector<double> target_weight_;  // per run
+  std::vector<double> memory_;         // per horizon: the e-folding of its evidence, in steps
   std::vector<double> evidence_;       // (run, horizon, expert), decayed to the run's last update
   std::vector<long long> updated_;     // the step of each run's last update (-1: none yet)
 };

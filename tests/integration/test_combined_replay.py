@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """run/post/combined-replay: replayed from a forecast output alone, the combined forecast equals the
-one hpt wrote, row for row; the same replay without the clamp of the guards, or without the error
-ratio of the weights, differs (so the check sees both). With the ensemble on, its `residual` report gives per horizon the least-squares
+one hpt wrote, row for row; the same replay without the clamp of the guards, without the error
+ratio of the weights, with one memory for every horizon, or with the cap for a missing guard,
+differs (so the check sees each). With the ensemble on, its `residual` report gives per horizon the least-squares
 share of the learned forecast's error that the ensemble's median explains."""
 import os
 import subprocess
@@ -17,7 +18,7 @@ a = hptest.args()
 script = os.path.join(a.root, "run/post/combined-replay")
 curves = os.path.join(a.root, "tests/data/curves/hpt-sweep.h5")
 r = hptest.run(a.hpt, hptest.deck_path(a.root, "forecast.ini"), f"forecast.input={curves}",
-               "forecast.horizons=10,50,100", "forecast.every=20", "forecast.ensemble=off",
+               "forecast.horizons=10,50,200", "forecast.every=20", "forecast.ensemble=off",
                f"output.dir={a.work}", "output.name=fc", cwd=a.root)
 hptest.check(r.returncode == 0, "forecast mode on hpt's sweep", r.stderr[-2000:])
 out = os.path.join(a.work, "fc.h5")
@@ -32,6 +33,10 @@ unclamped = replay.replay(out, dict(fma=None, clip_to_learned=False), data=d)
 hptest.check(np.nanmax(np.abs(unclamped - hpt)) > 1e-6, "without the clamp the replay differs")
 no_ratio = replay.replay(out, dict(fma=None, ratio_floor=None), data=d)
 hptest.check(np.nanmax(np.abs(no_ratio - hpt)) > 1e-6, "without the error ratio the replay differs")
+one_memory = replay.replay(out, dict(fma=None, long_memory=200.0), data=d)
+hptest.check(np.nanmax(np.abs(one_memory - hpt)) > 1e-6, "with one memory the replay differs")
+capped = replay.replay(out, dict(fma=None, missing=2.0), data=d)
+hptest.check(np.nanmax(np.abs(capped - hpt)) > 1e-6, "with the cap for a missing guard it differs")
 v = subprocess.run([sys.executable, script, "verify", out], capture_output=True, text=True)
 hptest.check(v.returncode == 0 and "NaN mismatches 0" in v.stdout, "the verify command runs", v.stdout + v.stderr)
 

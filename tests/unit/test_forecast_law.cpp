@@ -83,14 +83,15 @@ TEST(ScheduleLaw, TooShortAHistoryFallsBackToLast) {
 }
 
 // The evidence by a direct sum: every realised target's capped, scaled error, decayed from its step
-// to the newest step, times the target's weight.
+// to the newest step with the e-folding `memory`, times the target's weight.
 std::vector<double> evidence_by_sum(const std::vector<std::vector<double>>& errors,
-                                    const std::vector<long long>& steps, double weight) {
+                                    const std::vector<long long>& steps, double weight,
+                                    double memory) {
   std::vector<double> e(errors[0].size(), 0.0);
   for (std::size_t j = 0; j < steps.size(); ++j)
     for (std::size_t i = 0; i < e.size(); ++i)
       e[i] += weight * std::min(ForecastCombination::kCap, errors[j][i]) *
-              std::exp(-double(steps.back() - steps[j]) / ForecastCombination::kMemorySteps);
+              std::exp(-double(steps.back() - steps[j]) / memory);
   return e;
 }
 
@@ -98,8 +99,9 @@ TEST(ForecastCombination, WeightsFollowTheDecayedEvidenceOfADirectSum) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   const long long every = 20;
+  const std::vector<int> horizon_steps{10, 50, 100, 200};  // 200: the shorter memory
   const int horizons = 4;
-  ForecastCombination c({every}, 3, horizons);
+  ForecastCombination c({every}, 3, horizon_steps);
   std::vector<std::vector<std::vector<double>>> errors(horizons);  // per horizon
   std::vector<std::vector<long long>> steps(horizons);
   for (int j = 0; j < 60; ++j) {
@@ -118,7 +120,9 @@ TEST(ForecastCombination, WeightsFollowTheDecayedEvidenceOfADirectSum) {
   std::vector<double> pooled(3, 0.0);
   for (int k = 0; k < horizons; ++k) {
     // Every horizon's last target came at the same (newest) step, so each sum decays to it.
-    own.push_back(evidence_by_sum(errors[std::size_t(k)], steps[std::size_t(k)], weight));
+    const double memory =
+        k == 3 ? ForecastCombination::kLongMemorySteps : ForecastCombination::kMemorySteps;
+    own.push_back(evidence_by_sum(errors[std::size_t(k)], steps[std::size_t(k)], weight, memory));
     for (std::size_t i = 0; i < 3; ++i) pooled[i] += own.back()[i];
   }
   pooled[0] -= ForecastCombination::kPrior;
@@ -144,7 +148,7 @@ TEST(ForecastCombination, OnASmoothCurveTheExpertWithTheSmallestErrorsTakesTheWe
   // Every error a small fraction of the interval's width: the exponential weights alone hardly
   // separate the experts; the error ratio gives expert 2 (five times closer than expert 1) the
   // most.
-  ForecastCombination c({10}, 3, 2);
+  ForecastCombination c({10}, 3, {10, 20});
   for (long long step = 10; step <= 1000; step += 10)
     for (int k = 0; k < 2; ++k) c.update(0, k, step, {1.02, 1.005, 1.001}, 1.0, 1.0);
   const std::vector<double> w = c.weights(0, 0);
@@ -154,7 +158,7 @@ TEST(ForecastCombination, OnASmoothCurveTheExpertWithTheSmallestErrorsTakesTheWe
 }
 
 TEST(ForecastCombination, ALearnedForecastThatKeepsMissingLosesItsWeightRunByRun) {
-  ForecastCombination c({10, 10}, 3, 1);
+  ForecastCombination c({10, 10}, 3, {10});
   const std::vector<double> before = c.weights(0, 0);
   EXPECT_GT(before[0], before[1]);  // the head start of the learned forecast
   EXPECT_DOUBLE_EQ(before[1], before[2]);
@@ -175,7 +179,7 @@ TEST(ForecastCombination, ALearnedForecastThatKeepsMissingLosesItsWeightRunByRun
 TEST(ForecastCombination, BeforeAnyTargetTheLearnedExpertLeadsByItsHeadStart) {
   // No evidence yet: the learned expert's weight exp(rate * prior) times each other's, at every
   // horizon; an expert without a value (NaN) is left out of the mean.
-  ForecastCombination c({10}, 4, 3);
+  ForecastCombination c({10}, 4, {10, 20, 50});
   const double lead = std::exp(ForecastCombination::kRate * ForecastCombination::kPrior);
   for (int k = 0; k < 3; ++k) {
     const std::vector<double> w = c.weights(0, k);
@@ -194,7 +198,7 @@ TEST(ForecastCombination, BeforeAnyTargetTheLearnedExpertLeadsByItsHeadStart) {
 TEST(ForecastCombination, TheWeightsHardlyDependOnTheCadenceOfTheOrigins) {
   // The same errors every 10 and every 50 steps: the targets weigh 1 and 5, and the evidence
   // differs only by how the sum of a geometric series approximates its integral.
-  ForecastCombination fine({10}, 3, 1), coarse({50}, 3, 1);
+  ForecastCombination fine({10}, 3, {10}), coarse({50}, 3, {10});
   const std::vector<double> f{1.3, 1.1, 1.0};
   for (long long step = 10; step <= 2000; step += 10) {
     fine.update(0, 0, step, f, 1.0, 1.0);
@@ -202,6 +206,26 @@ TEST(ForecastCombination, TheWeightsHardlyDependOnTheCadenceOfTheOrigins) {
   }
   for (std::size_t i = 0; i < 3; ++i)
     EXPECT_NEAR(fine.weights(0, 0)[i], coarse.weights(0, 0)[i], 0.05);
+}
+
+TEST(ForecastCombination, AnExpertWithoutAValueCountsLessThanTheCapWhileAnotherHasOne) {
+  // One target, weight 1 (spacing 10, one horizon): a missing expert adds kMissing beside a finite
+  // one, the cap when no expert has a value; each evidence is read back from the weights.
+  const auto evidence_gap = [](const std::vector<double>& f) {
+    ForecastCombination c({10}, 2, {10});
+    c.update(0, 0, 10, f, 1.0, 1.0);
+    const std::vector<double> w = c.weights(0, 0);
+    // One horizon, so the pooled evidence is the own: log(w0 / w1) = (E1 - E0 + prior) +
+    // log((E1 + floor) / (E0 + floor)).
+    return std::log(w[0] / w[1]);
+  };
+  const double floor = ForecastCombination::kRatioFloor, prior = ForecastCombination::kPrior;
+  // Expert 0 exact (evidence 0), expert 1 missing: E1 = kMissing.
+  const double m = ForecastCombination::kMissing;
+  EXPECT_NEAR(evidence_gap({1.0, std::nan("")}), m + prior + std::log((m + floor) / floor), 1e-12);
+  // Both missing: both get the cap, only the head start separates them.
+  EXPECT_NEAR(evidence_gap({std::nan(""), std::nan("")}), prior, 1e-12);
+  EXPECT_LT(ForecastCombination::kMissing, ForecastCombination::kCap);
 }
 
 }  // namespace
