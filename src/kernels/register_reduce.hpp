@@ -1,9 +1,11 @@
 #pragma once
-// A reduction of a multi-value sum (kernels/sum_array.hpp) over a long range whose per-thread
-// partial sums live in registers. Kokkos' CUDA range reduction keeps each thread's accumulator in
-// shared memory, and an accumulator of several doubles per element then costs bank-conflicted
-// shared-memory traffic well beyond the range's own reads and writes; here each work item sums a
-// slice of the range into a local value and joins the reduction once.
+// A reduction of a multi-value sum (kernels/sum_array.hpp) over a long range, each thread's partial
+// sum in registers and joined once. Kokkos' CUDA range reduction launches at most as many blocks as
+// a block has threads and keeps each thread's accumulator in shared memory; with eight doubles per
+// element that ran the AdamW step at a tenth of the memory bandwidth. On a device this is a team
+// reduction instead (Kokkos joins every thread's value of a team, and launches up to 32768 teams
+// for a value of static size), each thread summing a grid-strided slice; on the host a range
+// reduction over contiguous slices, for the caches.
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cstdint>
@@ -12,20 +14,28 @@
 
 namespace hpt {
 
-// Work items of a register reduction over n elements: one per resident thread on a device (a
-// strided slice each, so that neighbouring threads read neighbouring elements), a few per host
-// thread (a contiguous slice each, for the caches).
+// Work items of a register reduction over n elements on the host: a few per host thread, each a
+// contiguous slice. On a device: teams of threads, enough to fill it, each thread a strided slice.
 template <class Space>
 struct RegisterReducePlan {
   static constexpr bool host_order =
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible;
-  std::int64_t items = 0;
+  static constexpr std::int64_t kElementsPerThread =
+      4;                   // per thread until the teams fill the device
+  std::int64_t items = 0;  // host: slices; device: teams
   std::int64_t slice = 0;  // host order: elements per item
 
   RegisterReducePlan(const Space& space, std::int64_t n) {
     const std::int64_t threads = std::max<std::int64_t>(1, std::int64_t(space.concurrency()));
-    items = std::min<std::int64_t>(n, host_order ? 8 * threads : threads);
-    slice = items > 0 ? (n + items - 1) / items : 0;
+    if (host_order) {
+      items = std::min<std::int64_t>(n, 8 * threads);
+      slice = items > 0 ? (n + items - 1) / items : 0;
+    } else {  // teams of up to 256 threads; the device's resident threads at most
+      const std::int64_t per_team = 256 * kElementsPerThread;
+      items = std::max<std::int64_t>(
+          1, std::min<std::int64_t>((n + per_team - 1) / per_team,
+                                    std::max<std::int64_t>(1, threads / 256)));
+    }
   }
 };
 
@@ -37,20 +47,31 @@ HPT_LAUNCHER void reduce_in_registers(const Space& space, const char* label, std
   using Value = typename Reducer::value_type;
   const RegisterReducePlan<Space> plan(space, n);
   const std::int64_t items = plan.items, slice = plan.slice;
-  constexpr bool host_order = RegisterReducePlan<Space>::host_order;
-  Kokkos::parallel_reduce(
-      label, Kokkos::RangePolicy<Space>(space, 0, items),
-      KOKKOS_LAMBDA(const std::int64_t item, Value& acc) {
-        Value local;
-        if (host_order) {
+  if constexpr (RegisterReducePlan<Space>::host_order) {
+    Kokkos::parallel_reduce(
+        label, Kokkos::RangePolicy<Space>(space, 0, items),
+        KOKKOS_LAMBDA(const std::int64_t item, Value& acc) {
+          Value local;
           const std::int64_t end = item * slice + slice < n ? item * slice + slice : n;
           for (std::int64_t k = item * slice; k < end; ++k) term(k, local);
-        } else {
-          for (std::int64_t k = item; k < n; k += items) term(k, local);
-        }
-        acc += local;
-      },
-      reducer);
+          acc += local;
+        },
+        reducer);
+  } else {
+    using Policy = Kokkos::TeamPolicy<Space>;
+    Kokkos::parallel_reduce(
+        label, Policy(space, int(items), Kokkos::AUTO),
+        KOKKOS_LAMBDA(const typename Policy::member_type& team, Value& acc) {
+          const std::int64_t stride = std::int64_t(team.league_size()) * team.team_size();
+          Value local;
+          for (std::int64_t k =
+                   std::int64_t(team.league_rank()) * team.team_size() + team.team_rank();
+               k < n; k += stride)
+            term(k, local);
+          acc += local;  // every thread's value joins the team's
+        },
+        reducer);
+  }
 }
 
 }  // namespace hpt
