@@ -119,9 +119,9 @@ HPT_LAUNCHER void sgd_step(const Space& space, View1<Real, typename Space::memor
               "sgd_step: buffer sizes do not agree");
   const Real lr = Real(h.lr), mu = Real(h.momentum), wd = Real(h.weight_decay);
   const bool use_momentum = h.momentum != 0.0, nesterov = h.nesterov, first = h.first_step;
-  reduce_in_registers(
+  update_and_reduce(
       space, "hpt::sgd_step", n,
-      KOKKOS_LAMBDA(const std::int64_t k, UpdateSums& acc) {
+      KOKKOS_LAMBDA(const std::int64_t k, UpdateSums& acc, const bool write) {
         const Real old = theta(k);
         if (!math::isfinite(stats(kGradNorm))) {  // skipped step: nothing changes
           acc.v[1] += double(old) * double(old);
@@ -135,16 +135,15 @@ HPT_LAUNCHER void sgd_step(const Space& space, View1<Real, typename Space::memor
         Real g = scale * grad(k) + wd * old;
         if (use_momentum) {
           const Real buf = first ? g : mu * momentum_buf(k) + g;
-          momentum_buf(k) = buf;
+          if (write) momentum_buf(k) = buf;
           acc.v[4] += double(buf) * double(buf);
           acc.v[6] += double(math::fabs(buf));
           g = nesterov ? g + mu * buf : buf;
         }
         const Real updated = old - lr * g;
-        theta(k) = updated;
         const Real delta = updated - old;
         const Real prev = prev_update(k);
-        prev_update(k) = delta;
+        if (write) theta(k) = updated, prev_update(k) = delta;
         acc.v[0] += double(delta) * double(delta);
         acc.v[1] += double(updated) * double(updated);
         acc.v[2] += double(delta) * double(prev);
@@ -184,9 +183,9 @@ HPT_LAUNCHER void adamw_step(const Space& space, View1<Real, typename Space::mem
   const Real decay = Real(1.0 - h.lr * h.weight_decay);
   const Real b1 = Real(h.beta1), b2 = Real(h.beta2), eps = Real(h.eps);
   const Real step_size = Real(h.lr / bc1), bc2_sqrt = Real(std::sqrt(bc2));
-  reduce_in_registers(
+  update_and_reduce(
       space, "hpt::adamw_step", n,
-      KOKKOS_LAMBDA(const std::int64_t k, UpdateSums& acc) {
+      KOKKOS_LAMBDA(const std::int64_t k, UpdateSums& acc, const bool write) {
         const Real old = theta(k);
         if (!math::isfinite(stats(kGradNorm))) {  // skipped step: nothing changes
           acc.v[1] += double(old) * double(old);
@@ -199,13 +198,10 @@ HPT_LAUNCHER void adamw_step(const Space& space, View1<Real, typename Space::mem
         const Real g = Real(stats(kClipScale)) * grad(k);
         const Real mk = b1 * m(k) + (Real(1) - b1) * g;
         const Real vk = b2 * v(k) + (Real(1) - b2) * g * g;
-        m(k) = mk;
-        v(k) = vk;
         const Real updated = old * decay - step_size * mk / (math::sqrt(vk) / bc2_sqrt + eps);
-        theta(k) = updated;
         const Real delta = updated - old;
         const Real prev = prev_update(k);
-        prev_update(k) = delta;
+        if (write) m(k) = mk, v(k) = vk, theta(k) = updated, prev_update(k) = delta;
         acc.v[0] += double(delta) * double(delta);
         acc.v[1] += double(updated) * double(updated);
         acc.v[2] += double(delta) * double(prev);

@@ -75,4 +75,29 @@ HPT_LAUNCHER void reduce_in_registers(const Space& space, const char* label, std
   }
 }
 
+// An update of n elements that also reduces statistics of it: term(k, acc, write) computes element
+// k's update from the current state, adds its statistics to acc, and stores the update only when
+// `write`. On the host one pass (write true). On a device two: a read-only reduction, then the
+// update (write true, the sums discarded): a loop that both stores and accumulates eight doubles
+// ran at 430 GB/s on an H200, the read-only reduction and the update at 2.9 and 3.7 TB/s.
+template <class Space, class Term, class Reducer>
+HPT_LAUNCHER void update_and_reduce(const Space& space, const char* label, std::int64_t n,
+                                    const Term& term, const Reducer& reducer) {
+  using Value = typename Reducer::value_type;
+  if constexpr (RegisterReducePlan<Space>::host_order) {
+    reduce_in_registers(
+        space, label, n, KOKKOS_LAMBDA(const std::int64_t k, Value& acc) { term(k, acc, true); },
+        reducer);
+  } else {
+    reduce_in_registers(
+        space, label, n, KOKKOS_LAMBDA(const std::int64_t k, Value& acc) { term(k, acc, false); },
+        reducer);
+    Kokkos::parallel_for(
+        label, Kokkos::RangePolicy<Space>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t k) {
+          Value unused;
+          term(k, unused, true);
+        });
+  }
+}
+
 }  // namespace hpt
