@@ -32,6 +32,13 @@ Sums host_sums(std::int64_t n) {
   return s;
 }
 
+template <class View>
+Sums read_back(const View& out) {
+  Sums got;
+  Kokkos::deep_copy(got, out);
+  return got;
+}
+
 // The same sums through reduce_in_registers on Space (outside the test body: nvcc's extended
 // lambdas may not live in a private member function).
 template <class Space>
@@ -46,9 +53,7 @@ Sums device_sums(std::int64_t n) {
         acc.v[2] += double((k % 7) * (k % 11));
       },
       Kokkos::Sum<Sums, Mem>(out));
-  Sums got;
-  Kokkos::deep_copy(got, out);
-  return got;
+  return read_back(out);
 }
 
 TYPED_TEST(RegisterReduce, EveryElementCountedOnce) {
@@ -79,9 +84,7 @@ Sums increment_and_sum(const Kokkos::View<double*, typename Space::memory_space>
         if (write) x(k) = old + 1.0;
       },
       Kokkos::Sum<Sums, Mem>(out));
-  Sums got;
-  Kokkos::deep_copy(got, out);
-  return got;
+  return read_back(out);
 }
 
 TYPED_TEST(RegisterReduce, UpdateAndReduceSumsTheStateBeforeTheUpdateAndWritesOnce) {
