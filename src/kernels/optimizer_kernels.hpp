@@ -1,12 +1,14 @@
 #pragma once
-// Optimizer updates as single kernels over the flat parameter buffer (kernels/parameter_store.hpp),
-// with the step telemetry of docs/method.md#telemetry computed on the device in the same passes:
+// Optimizer updates as kernels over the flat parameter buffer (kernels/parameter_store.hpp), with
+// the step telemetry of docs/method.md#telemetry computed on the device in the same passes:
 //   1. tensor_sq_norms + finish_gradient_norms: per-tensor and global gradient norms and the clip
 //      factor, written into a small device `stats` buffer (layout: TelemetrySlot, then one gradient
 //      norm per tensor);
 //   2. sgd_step / adamw_step: the update, with the gradient scaled by stats(kClipScale) (skipped,
 //      leaving parameters and state unchanged, when stats(kGradNorm) is not finite), reducing
-//      ||dtheta||^2, ||theta||^2, <dtheta, dtheta_prev>, ||dtheta_prev||^2 and the moment sums;
+//      ||dtheta||^2, ||theta||^2, <dtheta, dtheta_prev>, ||dtheta_prev||^2 and the moment sums
+//      (one pass on the host; on a device the sums in a read-only pass of the same formulas before
+//      the update, kernels/register_reduce.hpp update_and_reduce);
 //   3. finish_update_telemetry: norms, cosine and moment summary into stats.
 // The host then fetches `stats` once.
 #include <Kokkos_Core.hpp>
