@@ -1,11 +1,10 @@
 #pragma once
-// A reduction of a multi-value sum (kernels/sum_array.hpp) over a long range, each thread's partial
-// sum in registers and joined once. Kokkos' CUDA range reduction launches at most as many blocks as
-// a block has threads and keeps each thread's accumulator in shared memory; with eight doubles per
-// element that ran the AdamW step at a tenth of the memory bandwidth. On a device this is a team
-// reduction instead (Kokkos joins every thread's value of a team, and launches up to 32768 teams
-// for a value of static size), each thread summing a grid-strided slice; on the host a range
-// reduction over contiguous slices, for the caches.
+// Reductions of several sums at once (kernels/sum_array.hpp) over a long range, each thread's
+// partial sums in registers and joined once, and updates that also reduce statistics of themselves.
+// On a device the reduction is a team reduction in teams of 256, each thread summing a grid-strided
+// slice: Kokkos 3.4's CUDA range reduction launches at most as many blocks as a block has threads
+// and keeps each thread's accumulator in shared memory. On the host a range reduction over
+// contiguous slices, for the caches.
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cstdint>
