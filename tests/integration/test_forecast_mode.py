@@ -145,8 +145,9 @@ with f5.File(outputs["h5"], "r") as f, f5.File(outputs["csv"], "r") as g:
 # The combined forecast rebuilt from the stored learned, last, loglin and power forecasts with the
 # rule written out here: per run and horizon, weights exp(-(E - P)) * (min(E_k) + 0.01) / (E_k +
 # 0.01) with P = 1 for learned; E_k sums each realised target of horizon k's error in learned
-# interval widths (capped at 2; an expert without a value counts 2), times (every / 10) / horizons,
-# decayed by exp(-steps / 200) from the step at which it became known, E the sum over horizons;
+# interval widths (capped at 2; an expert without a value counts 1 while another has one, else 2),
+# times (every / 10) / horizons, decayed by exp(-steps / m) from the step at which it became known
+# (m = 200, 75 for horizons of 200 steps and more), E the sum over horizons;
 # targets known at an origin count there. last, loglin and power enter held inside the learned 90 %
 # interval of their row; power only at origins where its law decays (its forecasts differ between
 # horizons; a flat law, b = 0 or no fit, is left out). The sweep's runs are logged every step.
@@ -178,9 +179,10 @@ with f5.File(outputs["h5"], "r") as f:
                 j = pending.pop(0)
                 t = origin[j] + hz[j] + 5
                 for h in horizons:
-                    e[h] *= 1.0 if last is None else math.exp(-(t - last) / 200)
+                    e[h] *= 1.0 if last is None else math.exp(-(t - last) / (75 if h >= 200 else 200))
                 last = t
-                err = np.where(np.isfinite(ex[:, j]), np.abs(ex[:, j] - target[j]) / width[j], 2.0)
+                missing = 1.0 if np.any(np.isfinite(ex[:, j])) else 2.0
+                err = np.where(np.isfinite(ex[:, j]), np.abs(ex[:, j] - target[j]) / width[j], missing)
                 e[hz[j]] += unit * np.minimum(err, 2.0)
             pooled = sum(e.values()) - np.array([1.0, 0, 0, 0])
             own = e[hz[i]]
