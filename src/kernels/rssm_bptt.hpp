@@ -96,12 +96,7 @@ HPT_LAUNCHER void rssm_bptt_team_forward(
       team.team_barrier();
       sample_forward(team, p, m, t, win, w, c);
     }
-    // Summed in sample order by one thread, so the loss does not depend on the team size.
-    Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      Real sum = 0;
-      for (int t = 0; t < steps; ++t) sum += w.step_loss(m, t);
-      loss(m) = sum;
-    });
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { loss(m) = w.window_loss(m, steps); });
   };
   const auto policy = make_team_policy(space, params.members(), 0, 0, body, 0);
   Kokkos::parallel_for("hpt::rssm_bptt_forward", policy, body);

@@ -74,11 +74,7 @@ HPT_LAUNCHER void rssm_bptt_samples_forward(
                          bptt_split_policy(space, params.members() * steps), body);
   Kokkos::parallel_for(
       "hpt::rssm_bptt_window_loss", Kokkos::RangePolicy<Space>(space, 0, params.members()),
-      KOKKOS_LAMBDA(const int m) {
-        Real sum = 0;
-        for (int t = 0; t < steps; ++t) sum += w.step_loss(m, t);
-        out(m) = sum;
-      });
+      KOKKOS_LAMBDA(const int m) { out(m) = w.window_loss(m, steps); });
 }
 
 // The forward of rssm_bptt_forward after the input products, split.

@@ -73,6 +73,13 @@ struct RssmBpttWorkspace {
         carry("rssm.bptt.carry", E, H) {}
 
   int capacity() const { return int(r.extent(1)); }
+  // Member m's loss over the first `steps` samples, summed in sample order by one thread (so it
+  // depends neither on the team size nor on how the recurrence ran).
+  KOKKOS_INLINE_FUNCTION Real window_loss(const int m, const int steps) const {
+    Real sum = 0;
+    for (int t = 0; t < steps; ++t) sum += step_loss(m, t);
+    return sum;
+  }
 };
 
 namespace detail {
