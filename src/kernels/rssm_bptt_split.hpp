@@ -6,6 +6,7 @@
 // device; this one E * ceil(H / kBpttSplitUnits), at the price of a launch per sample.
 #include <Kokkos_Core.hpp>
 
+#include "core/launcher.hpp"
 #include "kernels/gru_step.hpp"
 
 namespace hpt {
@@ -42,6 +43,19 @@ auto bptt_split_policy(const Space& space, const int league) {
                                    : Policy(space, league, Kokkos::AUTO, vector);
   return Kokkos::Experimental::require(policy,
                                        Kokkos::Experimental::WorkItemProperty::HintLightWeight);
+}
+
+// body(team, m, t) with one team for every member m < members and sample t < steps (the samples'
+// prior and head, which read the recurrence's states but feed nothing back into it).
+template <class Space, class Body>
+HPT_LAUNCHER void for_each_member_sample(const Space& space, const char* label, const int members,
+                                         const int steps, const Body& body) {
+  using Member = typename Kokkos::TeamPolicy<Space>::member_type;
+  if (steps < 1) return;
+  Kokkos::parallel_for(
+      label, bptt_split_policy(space, members * steps), KOKKOS_LAMBDA(const Member& team) {
+        body(team, team.league_rank() / steps, team.league_rank() % steps);
+      });
 }
 
 // Blocks of kBpttSplitUnits units in a layer of H.

@@ -25,16 +25,14 @@ HPT_LAUNCHER void rssm_bptt_samples_backward(
     const RssmBpttWorkspace<Real, typename Space::memory_space>& ws) {
   using Mem = typename Space::memory_space;
   using Member = typename Kokkos::TeamPolicy<Space>::member_type;
-  const int steps = window.steps;
   const RssmParams<Real, Mem> p = params;
   const RssmWindow<Real, Mem> win = window;
   const RssmBpttWorkspace<Real, Mem> w = ws;
-  const auto body = KOKKOS_LAMBDA(const Member& team) {
-    const int m = team.league_rank() / steps, t = team.league_rank() % steps;
-    sample_backward(team, p, m, t, win, w, c, ZeroVec<Real>{}, bptt_row(w.dh_heads, m, t));
-  };
-  Kokkos::parallel_for("hpt::rssm_bptt_samples_backward",
-                       bptt_split_policy(space, params.members() * steps), body);
+  for_each_member_sample(
+      space, "hpt::rssm_bptt_samples_backward", params.members(), window.steps,
+      KOKKOS_LAMBDA(const Member& team, const int m, const int t) {
+        sample_backward(team, p, m, t, win, w, c, ZeroVec<Real>{}, bptt_row(w.dh_heads, m, t));
+      });
 }
 
 // One launch of the sweep, by blocks of units k. Phase Reset (Before only): da_r(k) of sample t

@@ -66,12 +66,11 @@ HPT_LAUNCHER void rssm_bptt_samples_forward(
   const RssmWindow<Real, Mem> win = window;
   const RssmBpttWorkspace<Real, Mem> w = ws;
   const View1<Real, Mem> out = loss;
-  const auto body = KOKKOS_LAMBDA(const Member& team) {
-    sample_forward(team, p, team.league_rank() / steps, team.league_rank() % steps, win, w, c);
-  };
-  if (steps > 0)
-    Kokkos::parallel_for("hpt::rssm_bptt_samples_forward",
-                         bptt_split_policy(space, params.members() * steps), body);
+  for_each_member_sample(
+      space, "hpt::rssm_bptt_samples_forward", params.members(), steps,
+      KOKKOS_LAMBDA(const Member& team, const int m, const int t) {
+        sample_forward(team, p, m, t, win, w, c);
+      });
   Kokkos::parallel_for(
       "hpt::rssm_bptt_window_loss", Kokkos::RangePolicy<Space>(space, 0, params.members()),
       KOKKOS_LAMBDA(const int m) { out(m) = w.window_loss(m, steps); });
