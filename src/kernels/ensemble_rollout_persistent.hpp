@@ -228,10 +228,7 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, units), [&](const int u) {
           const int j = u0 + u;
           const auto wn = rows.row(2, j);
-          Real un = 0;
-          Kokkos::parallel_reduce(
-              Kokkos::ThreadVectorRange(team, H),
-              [&](const int c, Real& a) { a += wn.h(c) * hs(c); }, un);
+          const Real un = detail::recurrent_sums<1>(team, wn, wn, wn, hs, H).a;
           const Real v = detail::gru_update_before(z_own(u), wn_own(u) + un, h_own(u));
           Kokkos::single(Kokkos::PerThread(team), [&]() {
             h_new(u) = v;
@@ -308,13 +305,19 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
                          [&](const int u) { out.final_latents(n, m, u0 + u) = hs(u0 + u); });
   };
 
-  const int vector = detail::team_vector_length<Space>();
-  Policy probe(space, P * T, 1, vector);
-  probe.set_scratch_size(0, Kokkos::PerTeam(plan.scratch_bytes));
-  const int most = probe.team_size_max(body, Kokkos::ParallelForTag());
   // One vector group per unit for the GRU, and per three head values for the head sums and the
   // exchange (each group waits one L2 round trip for its three, so more groups would not help).
+  // Where the team cannot have that many groups (H = 1024: 40 units per team), shorter vectors
+  // (down to 8 lanes) let every unit have its own group: one round of the GRU instead of two.
   const int wanted = U > triples ? U : triples;
+  const auto most_groups = [&](const int vector) {
+    Policy probe(space, P * T, 1, vector);
+    probe.set_scratch_size(0, Kokkos::PerTeam(plan.scratch_bytes));
+    return probe.team_size_max(body, Kokkos::ParallelForTag());
+  };
+  int vector = detail::team_vector_length<Space>();
+  int most = most_groups(vector);
+  while (wanted > most && vector > 8) most = most_groups(vector /= 2);
   Policy policy(space, P * T, wanted < most ? wanted : most, vector);
   policy.set_scratch_size(0, Kokkos::PerTeam(plan.scratch_bytes));
   Kokkos::parallel_for("hpt::ensemble_rollout_persistent", policy, body);

@@ -6,6 +6,8 @@
 // (ensemble_rollout_persistent.hpp); the kernels differ only in how units map to teams and where
 // the rows live.
 #include <Kokkos_Core.hpp>
+#include <cstdint>
+#include <type_traits>
 
 #include "core/math.hpp"
 #include "core/math_vectorizable.hpp"
@@ -61,6 +63,79 @@ struct WeightRow {
   KOKKOS_INLINE_FUNCTION Real h(const int k) const { return hp[k]; }
 };
 
+// Whether a row source's rows are WeightRows (pointers that recurrent_sums may read four values at
+// a time).
+template <class Row>
+struct IsWeightRow : std::false_type {};
+template <class Real>
+struct IsWeightRow<WeightRow<Real>> : std::true_type {};
+
+// Four consecutive values of a row, read as one access (a 16-byte load in float on a GPU).
+template <class Real>
+struct alignas(4 * sizeof(Real)) Quad {
+  Real v[4];
+};
+
+template <class Real>
+KOKKOS_INLINE_FUNCTION bool quad_aligned(const Real* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % sizeof(Quad<Real>) == 0;
+}
+
+// Whether recurrent_sums reads the first Count of these rows a Quad per lane.
+template <int Count, class Row>
+KOKKOS_INLINE_FUNCTION bool reads_quads(const Row& ra, const Row& rb, const Row& rc, const int H) {
+  if constexpr (IsWeightRow<Row>::value) {
+    return H % 4 == 0 && quad_aligned(ra.hp) && (Count < 2 || quad_aligned(rb.hp)) &&
+           (Count < 3 || quad_aligned(rc.hp));
+  }
+  return false;
+}
+
+// The recurrent parts of the first Count (1 to 3) of the rows ra, rb, rc times h, into the sums a,
+// b, c (the others stay 0), by the thread's vector lanes over consecutive weights (coalesced reads
+// on a GPU). WeightRows aligned to four values, with H a multiple of four, are read a Quad per
+// lane: a warp's loads then cover 512 contiguous bytes per row and four times the bytes are in
+// flight, which decides the step's time where the rows stream from L2 or HBM (the persistent
+// rollout at H = 1024). The sums then run in another order than one value per lane.
+template <int Count, class Member, class Row, class VecH>
+KOKKOS_INLINE_FUNCTION auto recurrent_sums(const Member& team, const Row& ra, const Row& rb,
+                                           const Row& rc, const VecH& h, const int H) {
+  using Real = std::decay_t<decltype(ra.h(0))>;
+  Sum3<Real> s;
+  if constexpr (IsWeightRow<Row>::value) {
+    if (reads_quads<Count>(ra, rb, rc, H)) {
+      const auto quad = [](const Real* p, const int q) {
+        return *reinterpret_cast<const Quad<Real>*>(p + 4 * q);
+      };
+      Kokkos::parallel_reduce(
+          Kokkos::ThreadVectorRange(team, H / 4),
+          [&](const int q, Sum3<Real>& acc) {
+            const Quad<Real> a = quad(ra.hp, q);
+            const Quad<Real> b = Count > 1 ? quad(rb.hp, q) : Quad<Real>{};
+            const Quad<Real> c = Count > 2 ? quad(rc.hp, q) : Quad<Real>{};
+            for (int d = 0; d < 4; ++d) {
+              const Real hk = h(4 * q + d);
+              acc.a += a.v[d] * hk;
+              if (Count > 1) acc.b += b.v[d] * hk;
+              if (Count > 2) acc.c += c.v[d] * hk;
+            }
+          },
+          s);
+      return s;
+    }
+  }
+  Kokkos::parallel_reduce(
+      Kokkos::ThreadVectorRange(team, H),
+      [&](const int k, Sum3<Real>& acc) {
+        const Real hk = h(k);
+        acc.a += ra.h(k) * hk;
+        if (Count > 1) acc.b += rb.h(k) * hk;
+        if (Count > 2) acc.c += rc.h(k) * hk;
+      },
+      s);
+  return s;
+}
+
 // Member m's weights read in place from global memory. A row source gives gate g's weight row of
 // unit j (row(g, j), whose x(k) and h(k) are its input and recurrent weights) and its biases
 // (b_ih(g, j), b_hh(g, j)).
@@ -114,15 +189,7 @@ KOKKOS_INLINE_FUNCTION GruGateSums<typename Rows::value_type> gru_gate_sums(
         acc.c += wn.x(k) * xk;
       },
       s.wx);
-  Kokkos::parallel_reduce(
-      Kokkos::ThreadVectorRange(team, w.hidden()),
-      [&](const int k, Sum3<Real>& acc) {
-        const Real hk = h(k);
-        acc.a += wr.h(k) * hk;
-        acc.b += wz.h(k) * hk;
-        if constexpr (WithUn) acc.c += wn.h(k) * hk;
-      },
-      s.uh);
+  s.uh = recurrent_sums < WithUn ? 3 : 2 > (team, wr, wz, wn, h, w.hidden());
   return s;
 }
 
