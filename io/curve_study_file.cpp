@@ -212,9 +212,13 @@ void write_runs(H5Group& root, const std::vector<forecast::Curve>& runs,
     g.write_double_attribute("final_log_loss", s.final_log_loss[i]);
     g.write_double_attribute("beat_probability", s.latest_beat[i]);
     g.write_int_attribute("stop_origin", s.stop_origin[i]);
-    g.write_double_attribute("stop_beat_probability", s.stop_probability[i]);
-    g.write_double_attribute("stop_final", s.stop_final[i]);
-    g.write_double_attribute("stop_others_median", s.stop_others_median[i]);
+    const forecast::StopEvidence& e = s.judged[i];
+    g.write_double_attribute("stop_beat_probability", e.beat_probability);
+    g.write_double_attribute("stop_final", e.final_mid);
+    g.write_double_attribute("stop_others_median", e.others_median);
+    g.write_double_attribute("stop_others_final_quantile", e.others_final_quantile);
+    g.write_double_attribute("stop_level", e.level);
+    g.write_double_attribute("stop_others_level_quantile", e.others_level_quantile);
     g.write_int_attribute("stopped", s.stopped[i]);
     g.write_int_attribute("steps_saved", s.steps_saved[i]);
   }
@@ -236,8 +240,8 @@ void write_stop_list(H5Group& root, const forecast::StopList& s, long long run_s
   write_int64(stop, "steps_saved", steps_saved);
   stop.write_double_attribute("stop_at", s.stop_at);
   stop.write_double_attribute("below_probability", s.below_probability);
-  stop.write_string_attribute("rule",
-                              s.rule == forecast::StopRule::kMedian ? "median" : "probability");
+  stop.write_string_attribute("rule", forecast::stop_rule_name(s.rule));
+  stop.write_double_attribute("quantile", s.quantile);
   stop.write_int_attribute("best_run", s.best_run);
   stop.write_int_attribute("best_run_kept", s.best_run_kept ? 1 : 0);
   stop.write_int_attribute("total_steps_saved", s.total_steps_saved);

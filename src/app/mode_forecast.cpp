@@ -181,6 +181,30 @@ std::string validation_table(const CurveStudyResult& result) {
          table.str();
 }
 
+// The stop list's rule in words, for its summary line.
+std::string stop_rule_words(const forecast::StopList& s) {
+  const std::string probability = "P(beat best other) < " + io::fmt(s.below_probability);
+  switch (s.rule) {
+    case forecast::StopRule::kBoth:
+      return "forecast final median and current level both above the " + io::fmt(s.quantile) +
+             " quantile of the other runs' of the group";
+    case forecast::StopRule::kMedian:
+      return probability + ", or forecast final median above the others' median";
+    case forecast::StopRule::kProbability:
+      break;
+  }
+  return probability;
+}
+
+// What stopped one run, in words.
+std::string stop_evidence_words(forecast::StopRule rule, const forecast::StopEvidence& e) {
+  if (rule == forecast::StopRule::kBoth)
+    return "forecast final " + io::fmt(e.final_mid) + " above " + io::fmt(e.others_final_quantile) +
+           ", level " + io::fmt(e.level) + " above " + io::fmt(e.others_level_quantile);
+  return "P " + io::fmt(e.beat_probability) + ", forecast final " + io::fmt(e.final_mid) +
+         " against the others' median " + io::fmt(e.others_median);
+}
+
 // The sizes, the scores per horizon and the stop list.
 void print_summary(const CurveStudyResult& result, const std::vector<forecast::Curve>& runs,
                    const RssmDynamics& dynamics, const forecast::CurveStudySettings& settings) {
@@ -210,21 +234,16 @@ void print_summary(const CurveStudyResult& result, const std::vector<forecast::C
             << " (the hpt row above is the RSSM ensemble alone)\n"
             << headline_table(result).str() << validation_table(result) << "stop list at "
             << io::fmt(s.stop_at) << " of each run: " << s.stopped_count << " of " << R
-            << " runs stopped (P(beat best other) < " << io::fmt(s.below_probability)
-            << (s.rule == forecast::StopRule::kMedian
-                    ? ", or forecast final median above the others' median"
-                    : "")
-            << "), saving " << s.total_steps_saved << " of " << result.timings.run_steps
+            << " runs stopped (" << stop_rule_words(s) << "), saving " << s.total_steps_saved
+            << " of " << result.timings.run_steps
             << " run-steps; the eventually best run of every group "
             << (s.best_run_kept ? "kept" : "NOT kept (one was STOPPED)") << " (best of all: '"
             << runs[std::size_t(s.best_run)].id << "')\n";
   for (int r = 0; r < R; ++r)
     if (s.stopped[std::size_t(r)])
       std::cout << "  stop '" << runs[std::size_t(r)].id << "' at step "
-                << s.stop_origin[std::size_t(r)] << " (P "
-                << io::fmt(s.stop_probability[std::size_t(r)]) << ", forecast final "
-                << io::fmt(s.stop_final[std::size_t(r)]) << " against the others' median "
-                << io::fmt(s.stop_others_median[std::size_t(r)]) << ", saves "
+                << s.stop_origin[std::size_t(r)] << " ("
+                << stop_evidence_words(s.rule, s.judged[std::size_t(r)]) << ", saves "
                 << s.steps_saved[std::size_t(r)] << " steps)\n";
 }
 

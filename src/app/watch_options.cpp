@@ -60,6 +60,7 @@ forecast::LiveJudgeSettings read_live_judge_settings(const Config& c) {
   s.stop_at = c.get_real("forecast.stop_at");
   s.stop_confidence = c.get_real("forecast.stop_confidence");
   s.stop_rule = forecast::stop_rule_from_config(c);
+  s.stop_quantile = forecast::stop_quantile_from_config(c);
   s.stop_against = forecast::stop_against_from_config(c);
   s.by_validation = c.get_string("forecast.stop_on") == "validation";
   s.stale_after = c.get_real("watch.stale_after");

@@ -58,13 +58,11 @@ void judge_run(const Curve& run, int r, const std::vector<OriginRow>& origins, b
     s.latest_beat[i] = o.beat_probability;
     if (o.origin <= judge_step) {
       s.stop_origin[i] = o.origin;
-      s.stop_probability[i] = o.beat_probability;
-      s.stop_final[i] = o.final_mid;
-      s.stop_others_median[i] = o.others_median;
+      s.judged[i] = {o.beat_probability,      o.final_mid, o.others_median,
+                     o.others_final_quantile, o.level,     o.others_level_quantile};
     }
   }
-  if (s.stop_origin[i] >= 0 && stop_verdict(s.rule, s.stop_probability[i], s.below_probability,
-                                            s.stop_final[i], s.stop_others_median[i])) {
+  if (s.stop_origin[i] >= 0 && stop_verdict(s.rule, s.judged[i], s.below_probability)) {
     s.stopped[i] = 1;
     s.steps_saved[i] = run.steps.size() - std::size_t(entries_upto(run, s.stop_origin[i]));
   }
@@ -208,6 +206,7 @@ CurveStudyResult CurveStudy::run(const std::function<void(const ReplayProgress&)
     result.width_factor.push_back(calibration_.width_factor(k));
   result.stop = judge_stops(runs_, origins_, settings_.stop_at, settings_.stop_confidence,
                             settings_.stop_on_validation, settings_.stop_rule);
+  result.stop.quantile = settings_.stop_quantile;
   result.validation_scores = score_validation(validation_, horizon_count());
   result.validation = std::move(validation_);
   result.timings = timings_;
@@ -390,6 +389,7 @@ void CurveStudy::forecast_at_origin(long long g) {
   share_origin_work(comm_, mine, horizon_count(), w);
   calibrate_combined(w.rows);
   const GroupLeaders leaders = group_leaders(w.marked, w.finals, g);
+  const ForecastRanks ranks = forecast_ranks(w.marked, w.finals, g);
   std::vector<LevelForecast> by_run(runs_.size(), LevelForecast{kNaN, kNaN, kNaN});
   for (std::size_t i = 0; i < w.marked.size(); ++i) by_run[std::size_t(w.marked[i])] = w.finals[i];
   // Each judgment reads only the shared forecasts: on the host's threads too, kept in run order.
@@ -397,7 +397,7 @@ void CurveStudy::forecast_at_origin(long long g) {
   Kokkos::parallel_for("hpt::forecast_origin_judgments",
                        Kokkos::RangePolicy<HostExec>(0, int(w.marked.size())), [&](int i) {
                          judged[std::size_t(i)] =
-                             origin_row(f, w.marked[std::size_t(i)], g, by_run, leaders);
+                             origin_row(f, w.marked[std::size_t(i)], g, by_run, leaders, ranks);
                        });
   HostExec().fence();
   origins_.insert(origins_.end(), judged.begin(), judged.end());
@@ -486,6 +486,25 @@ GroupLeaders CurveStudy::group_leaders(const std::vector<int>& marked,
   return l;
 }
 
+// The forecast final medians and current levels of the runs forecast at this origin, per group:
+// the runs that the rule both ranks a judged run among (a run already at its end, or diverged, has
+// no forecast and is left out of both).
+ForecastRanks CurveStudy::forecast_ranks(const std::vector<int>& marked,
+                                         const std::vector<LevelForecast>& finals,
+                                         long long g) const {
+  ForecastRanks ranks{GroupLeaders(group_end_.size()), GroupLeaders(group_end_.size())};
+  for (std::size_t i = 0; i < marked.size(); ++i) {
+    const int q = marked[i];
+    if (std::isnan(finals[i].mid)) continue;
+    const std::size_t gi = std::size_t(group_[std::size_t(q)]);
+    ranks.finals[gi].add(q, finals[i].mid);
+    ranks.levels[gi].add(q, current_level(q, g));
+  }
+  for (Leaders& l : ranks.finals) l.finish();
+  for (Leaders& l : ranks.levels) l.finish();
+  return ranks;
+}
+
 void Leaders::add(int run, double level) {
   if (std::isnan(level)) return;
   levels.push_back(level);
@@ -501,15 +520,26 @@ void Leaders::finish() {
   std::sort(levels.begin(), levels.end());
 }
 
-double Leaders::median_other(double own) const {
-  const std::size_t m = levels.size();
+std::size_t Leaders::place_of(double own) const {
   const auto own_at = std::lower_bound(levels.begin(), levels.end(), own);
-  if (m < 2 || own_at == levels.end() || *own_at != own) return ForecastRow::kNaN;
-  const std::size_t p = std::size_t(own_at - levels.begin());
-  // Element i of the levels without the one at p.
-  const auto other = [&](std::size_t i) { return levels[i < p ? i : i + 1]; };
-  const std::size_t n = m - 1;
-  return n % 2 == 1 ? other(n / 2) : 0.5 * (other(n / 2 - 1) + other(n / 2));
+  if (levels.size() < 2 || own_at == levels.end() || *own_at != own) return levels.size();
+  return std::size_t(own_at - levels.begin());
+}
+
+double Leaders::median_other(double own) const {
+  const std::size_t p = place_of(own);
+  if (p == levels.size()) return ForecastRow::kNaN;
+  const std::size_t n = levels.size() - 1;
+  return n % 2 == 1 ? other(n / 2, p) : 0.5 * (other(n / 2 - 1, p) + other(n / 2, p));
+}
+
+double Leaders::quantile_other(double own, double q) const {
+  const std::size_t p = place_of(own);
+  if (p == levels.size()) return ForecastRow::kNaN;
+  const double h = q * double(levels.size() - 2);  // position among the m - 1 others
+  const std::size_t lo = std::size_t(std::floor(h));
+  const std::size_t hi = std::min(lo + 1, levels.size() - 2);
+  return other(lo, p) + (h - double(lo)) * (other(hi, p) - other(lo, p));
 }
 
 // The ensemble's forecast of the marked runs (timed): this process rolls out those of `mine` and
@@ -632,7 +662,7 @@ void CurveStudy::calibrate_combined(std::vector<ForecastRow>& rows) const {
 // loss (log mean of the newest 10).
 OriginRow CurveStudy::origin_row(const CurveForecast& f, int r, long long g,
                                  const std::vector<LevelForecast>& finals,
-                                 const GroupLeaders& leaders) const {
+                                 const GroupLeaders& leaders, const ForecastRanks& ranks) const {
   const int K = horizon_count();
   const std::size_t gi = std::size_t(group_[std::size_t(r)]);
   OriginRow o;
@@ -644,6 +674,9 @@ OriginRow CurveStudy::origin_row(const CurveForecast& f, int r, long long g,
     const LevelForecast& final = finals[std::size_t(r)];
     o.final_mid = final.mid, o.final_lo = final.lo, o.final_hi = final.hi;
     o.others_median = leaders[gi].median_other(final.mid);
+    o.others_final_quantile = ranks.finals[gi].quantile_other(final.mid, settings_.stop_quantile);
+    o.level = current_level(r, g);
+    o.others_level_quantile = ranks.levels[gi].quantile_other(o.level, settings_.stop_quantile);
     const LevelForecast& other = finals[std::size_t(leaders[gi].best_other_run(r))];
     const LevelForecast against =
         std::isnan(other.mid) ? LevelForecast{o.best_other, kNaN, kNaN} : other;
@@ -736,11 +769,9 @@ StopList judge_stops(const std::vector<Curve>& runs, const std::vector<OriginRow
   s.stop_at = stop_at;
   s.below_probability = 1.0 - stop_confidence;
   s.rule = rule;
-  s.stop_final.assign(R, kNaN);
-  s.stop_others_median.assign(R, kNaN);
+  s.judged.assign(R, StopEvidence{});
   s.final_log_loss.assign(R, 0.0);
   s.latest_beat.assign(R, kNaN);
-  s.stop_probability.assign(R, kNaN);
   s.stop_origin.assign(R, -1);
   s.steps_saved.assign(R, 0);
   s.stopped.assign(R, 0);

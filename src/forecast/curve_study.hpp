@@ -56,6 +56,7 @@ struct CurveStudySettings {
   double stop_confidence = 0.9;                              // forecast.stop_confidence
   bool stop_by_learned = true;  // forecast.stop_by = learned (else hpt's ensemble paths)
   StopRule stop_rule = StopRule::kProbability;        // forecast.stop_rule
+  double stop_quantile = 0.4;                         // forecast.stop_quantile (rule both)
   StopAgainst stop_against = StopAgainst::kInterval;  // forecast.stop_against
   bool ensemble = true;             // forecast.ensemble: off leaves the hpt column NaN
   bool stop_on_validation = false;  // forecast.stop_on = validation (else train)
@@ -118,6 +119,11 @@ struct OriginRow {
   double others_median = ForecastRow::kNaN;
   // stop_by = learned: the run's forecast log loss at its group's last step, median and 90 %.
   double final_mid = ForecastRow::kNaN, final_lo = ForecastRow::kNaN, final_hi = ForecastRow::kNaN;
+  // forecast.stop_quantile's quantile of the forecast final medians of the other runs forecast at
+  // this origin; the run's current level (the stop list's: training or validation) and that
+  // quantile of those runs' current levels (what the rule both compares).
+  double others_final_quantile = ForecastRow::kNaN;
+  double level = ForecastRow::kNaN, others_level_quantile = ForecastRow::kNaN;
 };
 
 // Mean |error|, 90 % coverage and the 90 % interval's mean width (log units) of every forecaster
@@ -140,9 +146,10 @@ struct HorizonScores {
 struct StopList {
   double stop_at = 0, below_probability = 0;
   StopRule rule = StopRule::kProbability;
-  // stop_final / stop_others_median: the run's forecast final median and the others' median at
-  // the judging origin (what the median rule compares).
-  std::vector<double> final_log_loss, latest_beat, stop_probability, stop_final, stop_others_median;
+  double quantile = 0;  // forecast.stop_quantile (rule both)
+  // judged: what the verdict read at the judging origin (all NaN without one).
+  std::vector<double> final_log_loss, latest_beat;
+  std::vector<StopEvidence> judged;
   std::vector<long long> stop_origin, steps_saved;  // stop_origin -1: no origin to judge at
   std::vector<int> stopped;
   int best_run = 0;           // lowest final log loss of all runs
@@ -211,8 +218,23 @@ struct Leaders {
   // The median of the levels without one of them equal to `own` (after finish(); NaN when no
   // other level is left).
   double median_other(double own) const;
+  // The p quantile (linear between order statistics, as numpy's default) of the levels without
+  // one equal to `own` (after finish(); NaN when no other level is left).
+  double quantile_other(double own, double p) const;
+
+ private:
+  // own's index among the sorted levels; levels.size() when it is not one of them or no other
+  // level is left.
+  std::size_t place_of(double own) const;
+  // Element i of the levels without the one at `place`.
+  double other(std::size_t i, std::size_t place) const { return levels[i < place ? i : i + 1]; }
 };
 using GroupLeaders = std::vector<Leaders>;  // per group
+
+// Per group, the forecast final medians and the current levels of the same runs.
+struct ForecastRanks {
+  GroupLeaders finals, levels;
+};
 
 // What the runs of one origin produce (made on the host's threads, entry per marked run and
 // horizon).
@@ -261,8 +283,11 @@ class CurveStudy {
   ForecastRow forecast_row(const CurveForecast& f, const OriginFits& fits, int r, int k,
                            long long g) const;
   // `finals`: the final forecast of every run at this origin, by run (NaN for the others).
+  ForecastRanks forecast_ranks(const std::vector<int>& marked,
+                               const std::vector<LevelForecast>& finals, long long g) const;
   OriginRow origin_row(const CurveForecast& f, int r, long long g,
-                       const std::vector<LevelForecast>& finals, const GroupLeaders& leaders) const;
+                       const std::vector<LevelForecast>& finals, const GroupLeaders& leaders,
+                       const ForecastRanks& ranks) const;
   double current_log_loss(int r) const;
   // Run r's learned model: its group's, fine-tuned so far, or the pretrained one.
   const LevelModel& level_model(int r) const { return finetuner_.model(group_[std::size_t(r)]); }

@@ -61,8 +61,18 @@ FinetuneSettings read_finetune_settings(const Config& c) {
 }  // namespace
 
 StopRule stop_rule_from_config(const Config& c) {
-  return c.get_string("forecast.stop_rule") == "median" ? StopRule::kMedian
-                                                        : StopRule::kProbability;
+  const std::string rule = c.get_string("forecast.stop_rule");
+  return rule == "median" ? StopRule::kMedian
+         : rule == "both" ? StopRule::kBoth
+                          : StopRule::kProbability;
+}
+
+double stop_quantile_from_config(const Config& c) {
+  const double q = c.get_real("forecast.stop_quantile");
+  if (!(q > 0 && q < 1))
+    throw InputError("forecast.stop_quantile = " + format_real(q) +
+                     ": expected a quantile strictly between 0 and 1, e.g. 0.4");
+  return q;
 }
 
 StopAgainst stop_against_from_config(const Config& c) {
@@ -89,10 +99,18 @@ void declare_forecast_options(OptionSchema& s) {
              "a run is stopped when it beats the best other run with probability below 1 - this",
              0.5, 1.0);
   s.add_choice(
-      "forecast.stop_rule", "probability", {"probability", "median"},
+      "forecast.stop_rule", "probability", {"probability", "median", "both"},
       "how a judged run is stopped: probability (P(beat the best other run) below 1 - "
-      "forecast.stop_confidence) or median (that, or its forecast final median above the "
-      "median of the other runs' forecast final medians; needs forecast.stop_by = learned)");
+      "forecast.stop_confidence), median (that, or its forecast final median above the "
+      "median of the other runs' forecast final medians) or both (its forecast final median "
+      "and its current level both above the forecast.stop_quantile quantile of the other runs' "
+      "of its group: saves more, may stop a best run); median and both need forecast.stop_by = "
+      "learned");
+  s.add_real("forecast.stop_quantile", 0.4,
+             "with forecast.stop_rule = both: the quantile of the other runs' forecast final "
+             "medians and current levels that a stopped run lies above on both, strictly "
+             "between 0 and 1",
+             0.0, 1.0);
   s.add_choice("forecast.stop_against", "interval", {"interval", "median"},
                "what a judged run's forecast final interval is set against: interval (the best "
                "other run's forecast interval: the probability that the judged run ends below "
@@ -170,11 +188,11 @@ CurveStudySettings read_curve_study_settings(const Config& c) {
     throw InputError(
         "forecast.stop_on = validation: the validation forecast is the learned one, but "
         "forecast.stop_by = hpt; expected forecast.stop_by = learned or forecast.stop_on = train");
-  if (s.stop_rule == StopRule::kMedian && !s.stop_by_learned)
-    throw InputError(
-        "forecast.stop_rule = median: the median rule compares forecast final levels, but "
-        "forecast.stop_by = hpt; expected forecast.stop_by = learned or forecast.stop_rule = "
-        "probability");
+  if (s.stop_rule != StopRule::kProbability && !s.stop_by_learned)
+    throw InputError("forecast.stop_rule = " + c.get_string("forecast.stop_rule") +
+                     ": the rule compares forecast final levels, but forecast.stop_by = hpt; "
+                     "expected forecast.stop_by = learned or forecast.stop_rule = probability");
+  s.stop_quantile = stop_quantile_from_config(c);
   if (!s.ensemble && !s.stop_by_learned)
     throw InputError(
         "forecast.stop_by = hpt: the stop list needs the ensemble's sample paths, but "

@@ -27,6 +27,8 @@ CurveStudySettings read_curve_study_settings(const Config& config);
 StopRule stop_rule_from_config(const Config& config);
 // forecast.stop_against (likewise shared by forecast mode and the live watch).
 StopAgainst stop_against_from_config(const Config& config);
+// forecast.stop_quantile (InputError unless strictly between 0 and 1).
+double stop_quantile_from_config(const Config& config);
 
 // With forecast.stop_on = validation, every run must have validation losses (InputError naming
 // the key and the first run without them).

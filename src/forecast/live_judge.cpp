@@ -179,6 +179,13 @@ bool LiveJudge::ready(const std::vector<LiveRun>& runs, int r, int k, const Poll
   return true;
 }
 
+// Whether curve c has an origin entry at step g with 10 entries up to it (a row to forecast from).
+bool LiveJudge::has_origin_row(const Curve& c, long long g) const {
+  const int n = entries_upto(c, g);
+  return n >= kMinOriginEntries && c.steps[std::size_t(n - 1)] == g &&
+         origin_entry(c, n - 1, s_.every);
+}
+
 // The level of run q at origin g for the stop rule, computed once per poll: the forecast final
 // median where q has an origin entry at g and 10 entries (the forecast itself in `final`), else its
 // level.
@@ -191,8 +198,7 @@ double LiveJudge::level_at_origin(const std::vector<LiveRun>& runs, int q, long 
     const int n = entries_upto(c, g);
     LevelForecast f;
     f.mid = f.lo = f.hi = kNaN;
-    if (n > 0 && c.steps[std::size_t(n - 1)] == g && n >= kMinOriginEntries &&
-        origin_entry(c, n - 1, s_.every)) {
+    if (has_origin_row(c, g)) {
       const Curve upto = with_plan(curve_upto(c, g), runs[std::size_t(q)]);
       f = final_from(upto, level_history(upto.steps, upto.loss, n),
                      ctx.end[std::size_t(ctx.group[std::size_t(q)])], s_);
@@ -211,27 +217,35 @@ Judgment LiveJudge::judge(const std::vector<LiveRun>& runs, int r, int k, PollCo
   j.rung = k;
   j.origin = judgment_origin(runs[std::size_t(r)].curve, judge_step_of(ctx, r, k), s_.every);
   if (j.origin < 0) return j;
-  std::vector<int> members;
   std::vector<double> level(runs.size(), kNaN);
-  for (std::size_t q = 0; q < runs.size(); ++q) {
-    if (ctx.group[q] != ctx.group[std::size_t(r)] || runs[q].curve.steps.empty() ||
-        runs[q].curve.steps[0] > j.origin)
-      continue;
-    members.push_back(int(q));
-    level[q] = level_at_origin(runs, int(q), j.origin, ctx, int(q) == r ? &j.final : nullptr);
-  }
   Leaders l;
-  for (int q : members) l.add(q, level[std::size_t(q)]);
+  ForecastRanks ranks{GroupLeaders(1), GroupLeaders(1)};  // of the runs forecast at the origin
+  for (std::size_t q = 0; q < runs.size(); ++q) {
+    const Curve& c = runs[q].curve;
+    if (ctx.group[q] != ctx.group[std::size_t(r)] || c.steps.empty() || c.steps[0] > j.origin)
+      continue;
+    level[q] = level_at_origin(runs, int(q), j.origin, ctx, int(q) == r ? &j.final : nullptr);
+    l.add(int(q), level[q]);
+    if (!has_origin_row(c, j.origin) || std::isnan(level[q])) continue;
+    ranks.finals[0].add(int(q), level[q]);
+    ranks.levels[0].add(int(q), level_at(c, j.origin, s_.by_validation));
+  }
   l.finish();
+  ranks.finals[0].finish();
+  ranks.levels[0].finish();
   j.best_other = l.best_other(r);
   if (std::isnan(j.best_other)) return j;
   j.best_other_run = runs[std::size_t(l.best_other_run(r))].curve.id;
   j.others_median = l.median_other(level[std::size_t(r)]);
+  j.others_final_quantile = ranks.finals[0].quantile_other(j.final.mid, s_.stop_quantile);
+  j.level = level_at(runs[std::size_t(r)].curve, j.origin, s_.by_validation);
+  j.others_level_quantile = ranks.levels[0].quantile_other(j.level, s_.stop_quantile);
   LevelForecast other;  // cached: every member's level at the origin was computed above
   level_at_origin(runs, l.best_other_run(r), j.origin, ctx, &other);
   j.beat_probability = beat_probability(s_.stop_against, j.final, other);
-  j.stop = stop_verdict(s_.stop_rule, j.beat_probability, 1.0 - s_.stop_confidence, j.final.mid,
-                        j.others_median);
+  const StopEvidence e{j.beat_probability,      j.final.mid, j.others_median,
+                       j.others_final_quantile, j.level,     j.others_level_quantile};
+  j.stop = stop_verdict(s_.stop_rule, e, 1.0 - s_.stop_confidence);
   return j;
 }
 
@@ -356,7 +370,7 @@ bool LiveJudge::judge_and_record(const std::vector<LiveRun>& runs, int r, int k,
 
 namespace {
 
-std::string judged_words(const Judgment& j, double below) {
+std::string judged_words(const Judgment& j, StopRule rule, double below) {
   if (j.origin < 0) return "no origin with 10 rows at or before the judgment step: never stopped";
   if (std::isnan(j.beat_probability))
     return "at step " + std::to_string(j.origin) + ": no other run to compare with";
@@ -365,11 +379,19 @@ std::string judged_words(const Judgment& j, double below) {
                   (j.beat_probability < below ? " < " : " >= ") + fmt(below) +
                   ": forecast final log loss " + fmt(j.final.mid) + " [" + fmt(j.final.lo) + ", " +
                   fmt(j.final.hi) + "] against that run's forecast median " + fmt(j.best_other);
-  if (j.stop && j.final.lo > j.best_other)
-    s += "; the 90 % interval lies above it by " + fmt(j.final.lo - j.best_other) + " log units";
-  if (j.stop && j.beat_probability >= below)
-    s += "; its forecast median lies above the median " + fmt(j.others_median) +
-         " of the other runs' (median rule)";
+  const auto above = [](double v, double q) { return v > q ? " above " : " not above "; };
+  if (rule == StopRule::kBoth) {
+    s += std::string("; rule both: forecast median") + above(j.final.mid, j.others_final_quantile) +
+         fmt(j.others_final_quantile) + " and level " + fmt(j.level) +
+         above(j.level, j.others_level_quantile) + fmt(j.others_level_quantile) +
+         ", the other runs' quantiles";
+  } else {
+    if (j.stop && j.final.lo > j.best_other)
+      s += "; the 90 % interval lies above it by " + fmt(j.final.lo - j.best_other) + " log units";
+    if (j.stop && rule == StopRule::kMedian && j.beat_probability >= below)
+      s += "; its forecast median lies above the median " + fmt(j.others_median) +
+           " of the other runs' (median rule)";
+  }
   if (j.kept_as_best) s += "; kept: its forecast is the best of its group now";
   return s;
 }
@@ -387,7 +409,8 @@ void LiveJudge::describe(const std::vector<LiveRun>& runs, int r, const PollCont
   if (j && j->stop && !j->after_end) {
     st.stop_step = j->origin;
     st.decision = Decision::kStop;
-    st.reason = j->restored.empty() ? "stopped " + judged_words(*j, below) : j->restored;
+    st.reason =
+        j->restored.empty() ? "stopped " + judged_words(*j, s_.stop_rule, below) : j->restored;
   } else if (run.gone) {
     st.decision = Decision::kGone, st.reason = "its file vanished";
   } else if (run.ended) {
@@ -399,9 +422,11 @@ void LiveJudge::describe(const std::vector<LiveRun>& runs, int r, const PollCont
     st.reason = "reached the planned last step";
     if (j && j->after_end)
       st.reason += std::string("; the rule, too late to act, ") +
-                   (j->stop ? "would have stopped it " : "kept it ") + judged_words(*j, below);
+                   (j->stop ? "would have stopped it " : "kept it ") +
+                   judged_words(*j, s_.stop_rule, below);
   } else if (j) {
-    st.decision = Decision::kContinue, st.reason = "continues: judged " + judged_words(*j, below);
+    st.decision = Decision::kContinue,
+    st.reason = "continues: judged " + judged_words(*j, s_.stop_rule, below);
     const int k = next_rung(run.curve.id);
     if (k > 0) st.reason += "; judged again at step " + std::to_string(judge_step_of(ctx, r, k));
   } else if (deferred) {

@@ -30,6 +30,7 @@ struct LiveJudgeSettings {
   std::vector<double> rungs{0.25};
   double stop_confidence = 0.9;                       // forecast.stop_confidence
   StopRule stop_rule = StopRule::kProbability;        // forecast.stop_rule
+  double stop_quantile = 0.4;                         // forecast.stop_quantile (rule both)
   StopAgainst stop_against = StopAgainst::kInterval;  // forecast.stop_against
   bool by_validation = false;                         // forecast.stop_on = validation
   double stale_after = 600;        // watch.stale_after: a run this long without a row is idle
@@ -64,6 +65,9 @@ struct Judgment {
   long long origin = -1;
   double beat_probability = RunStatus::kNaN, best_other = RunStatus::kNaN;
   double others_median = RunStatus::kNaN;  // of the group's other runs' levels at the origin
+  double others_final_quantile = RunStatus::kNaN;  // forecast.stop_quantile's quantile of them
+  // The run's current level at the origin and that quantile of the other runs' current levels.
+  double level = RunStatus::kNaN, others_level_quantile = RunStatus::kNaN;
   LevelForecast final;
   std::string best_other_run;
   bool stop = false;
@@ -106,6 +110,7 @@ class LiveJudge {
   bool judge_and_record(const std::vector<LiveRun>& runs, int r, int k, PollContext& ctx,
                         const std::vector<RunStatus>& out, long allowed,
                         std::vector<int>& stopped_now);
+  bool has_origin_row(const Curve& c, long long g) const;
   double level_at_origin(const std::vector<LiveRun>& runs, int q, long long g, PollContext& ctx,
                          LevelForecast* final) const;
   Judgment judge(const std::vector<LiveRun>& runs, int r, int k, PollContext& ctx) const;

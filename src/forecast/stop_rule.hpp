@@ -11,7 +11,10 @@ namespace hpt::forecast {
 // kProbability: stopped when its probability of beating the best other run of its group is below
 // 1 - forecast.stop_confidence. kMedian: also when its forecast final median lies above the median
 // of the other runs' (Optuna's median pruner applied to forecast final levels, not current ones).
-enum class StopRule { kProbability, kMedian };
+// kBoth: stopped when its forecast final median and its current level both lie above the
+// forecast.stop_quantile quantile of the other runs' (a run that either still ranks well is kept:
+// the forecast and the level disagree about the runs that cross late).
+enum class StopRule { kProbability, kMedian, kBoth };
 
 // What the judged run's final interval is set against (forecast.stop_against): kMedian, the best
 // other run's forecast final median; kInterval, that run's forecast interval too (the probability
@@ -28,10 +31,27 @@ inline double beat_probability(StopAgainst against, const LevelForecast& own,
       against == StopAgainst::kInterval ? other : LevelForecast{other.mid, kNaN, kNaN});
 }
 
-inline bool stop_verdict(StopRule rule, double beat_probability, double below_probability,
-                         double final_mid, double others_median) {
-  if (beat_probability < below_probability) return true;
-  return rule == StopRule::kMedian && final_mid > others_median;  // false where either is NaN
+inline const char* stop_rule_name(StopRule rule) {
+  return rule == StopRule::kMedian ? "median" : rule == StopRule::kBoth ? "both" : "probability";
+}
+
+// What a judged run's verdict reads at its judgment origin (NaN where unknown: a comparison with
+// NaN never stops).
+struct StopEvidence {
+  static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  double beat_probability = kNaN;
+  double final_mid = kNaN;              // the run's forecast final median
+  double others_median = kNaN;          // the median of the other runs' forecast final medians
+  double others_final_quantile = kNaN;  // their forecast.stop_quantile quantile
+  double level = kNaN;                  // the run's current level (log mean of the newest 10)
+  double others_level_quantile = kNaN;  // the other runs' current levels' quantile
+};
+
+inline bool stop_verdict(StopRule rule, const StopEvidence& e, double below_probability) {
+  if (rule == StopRule::kBoth)
+    return e.final_mid > e.others_final_quantile && e.level > e.others_level_quantile;
+  if (e.beat_probability < below_probability) return true;
+  return rule == StopRule::kMedian && e.final_mid > e.others_median;
 }
 
 }  // namespace hpt::forecast

@@ -305,6 +305,55 @@ r = run(a.hpt, deck, f"forecast.input={sweep}/curves.h5", f"output.dir={out}_hpt
 check(r.returncode == 2 and "forecast.stop_rule = median" in r.stderr and
       not os.path.exists(out + "_hpt"), "stop_rule = median with stop_by = hpt: exit 2", r.stderr)
 
+# forecast.stop_rule = both: a run is stopped when its forecast final median and its current level
+# (log mean of the newest 10 losses) both lie above the forecast.stop_quantile quantile (linear, as
+# numpy's) of those of the other runs forecast at the judging origin (a run that has ended, or
+# diverged, has no forecast there and is left out).
+out = os.path.join(a.work, "out_both")
+r = run(a.hpt, deck, f"forecast.input={sweep}/curves.h5", f"output.dir={out}", "output.name=fc",
+        "forecast.stop_rule=both", "forecast.stop_quantile=0.4", *small)
+check(r.returncode == 0 and "0.4 quantile of the other runs'" in r.stdout,
+      "the rule both runs and says so", r.stdout[-2000:] + r.stderr)
+with f5.File(os.path.join(out, "fc.h5"), "r") as g, f5.File(os.path.join(sweep, "curves.h5"), "r") as c:
+    o = {k: g["origins/" + k][...] for k in g["origins"].keys()}
+    def run_id(rg):
+        rid = rg.attrs["id"]
+        return rid.decode() if isinstance(rid, bytes) else rid
+
+    curves = {int(rg.attrs["index"]): c["runs"][run_id(rg)] for rg in g["runs"].values()}
+
+    def level(i, t):
+        loss = curves[i]["loss"][...][curves[i]["step"][...] <= t]
+        return float(np.log(np.mean(loss[-10:]))) if loss.size else float("nan")
+
+    agree, stopped, worst = True, 0, 0.0
+    for run_g in g["runs"].values():
+        i, t = int(run_g.attrs["index"]), int(run_g.attrs["stop_origin"])
+        if t < 0 or math.isnan(run_g.attrs["stop_final"]):
+            continue
+        finals, levels = [], []
+        for q in curves:
+            at = (o["run"] == q) & (o["origin"] == t)
+            if q == i or not at.any() or np.isnan(o["final_q50"][at][0]):
+                continue
+            finals.append(float(o["final_q50"][at][0]))
+            levels.append(level(q, t))
+        qf, ql = np.quantile(finals, 0.4), np.quantile(levels, 0.4)
+        own = level(i, t)
+        worst = max(worst, abs(qf - run_g.attrs["stop_others_final_quantile"]),
+                    abs(ql - run_g.attrs["stop_others_level_quantile"]), abs(own - run_g.attrs["stop_level"]))
+        rule = bool(run_g.attrs["stop_final"] > qf and own > ql)
+        stopped += int(rule)
+        agree = agree and rule == bool(run_g.attrs["stopped"])
+    check(agree and worst < 1e-9 and g["stop"].attrs["rule"] in (b"both", "both"),
+          "rule both: the stop list follows the rule rebuilt from the curves and the stored forecasts",
+          f"{worst}")
+    check(0 < stopped < len(curves), "and stops some runs, not all", str(stopped))
+r = run(a.hpt, deck, f"forecast.input={sweep}/curves.h5", f"output.dir={out}_q",
+        "forecast.stop_rule=both", "forecast.stop_quantile=1", *small)
+check(r.returncode == 2 and "forecast.stop_quantile = 1" in r.stderr and not os.path.exists(out + "_q"),
+      "stop_quantile = 1: exit 2 naming the key", r.stderr)
+
 # forecast.ensemble = off: no hpt column; the ensemble-free forecasters (combined guards learned with
 # last and loglin, so it is one of them) and the stop list unchanged.
 out = os.path.join(a.work, "out_no_ensemble")

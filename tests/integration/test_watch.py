@@ -212,6 +212,28 @@ check(sum(v[2] for v in offline_m.values()) > by_probability_only,
       "the median rule stops runs that the probability alone keeps (so the check above tests it)",
       str(by_probability_only))
 
+# --- forecast.stop_rule = both (stopped when the forecast final median and the current level both
+#     lie above the 0.4 quantile of the other runs'): the watcher's judgments equal forecast mode's
+both_rule = ("forecast.stop_rule=both", "forecast.stop_quantile=0.4")
+_, offline_b = offline_stop_list("curves_both", True, *both_rule)
+by_both = os.path.join(work, "both")
+os.makedirs(by_both)
+watcher = subprocess.Popen(watch_cmd(by_both, "b", *both_rule), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+writer = subprocess.run([sys.executable, grow, curves_lr, by_both, "--chunk", "100", "--pause",
+                         "0.03", "--plan"], capture_output=True, text=True, timeout=300)
+out_b, err_b = watcher.communicate(timeout=300)
+check(writer.returncode == 0 and watcher.returncode == 0 and "0.4 quantile" in out_b,
+      "the sweep watched by the rule both", writer.stderr[-500:] + err_b[-1000:])
+status_b = status_runs(os.path.join(work, "b_watch.h5"))
+same = [rid for rid, (origin, prob, stopped) in offline_b.items()
+        if status_b[rid]["judge_step"] == origin and status_b[rid]["verdict"] == stopped]
+check(len(same) == len(offline_b), "rule both: every judgment equals forecast mode's",
+      str(sorted(set(offline_b) - set(same))))
+check(0 < sum(v[2] for v in offline_b.values()) < len(offline_b),
+      "the rule both stops some runs and keeps others (so the check above tests it)",
+      str([v[2] for v in offline_b.values()]))
+
 # --- judged again at half way (watch.rejudge_at = 0.5), stopped runs ending as a script that
 #     honours its stop file does: the first judgments are the single ones above, every run kept
 #     there is judged again at step 500
