@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 #include "core/crash_point.hpp"
 #include "io/atomic_file.hpp"
@@ -198,6 +199,18 @@ std::string group_name(const std::string& id) {
   return out;
 }
 
+// What a run's stop verdict read at its judging origin, as the attributes stop_*.
+void write_stop_evidence(H5Group& g, const forecast::StopEvidence& e) {
+  const std::pair<const char*, double> values[] = {
+      {"stop_beat_probability", e.beat_probability},
+      {"stop_final", e.final_mid},
+      {"stop_others_median", e.others_median},
+      {"stop_others_final_quantile", e.others_final_quantile},
+      {"stop_level", e.level},
+      {"stop_others_level_quantile", e.others_level_quantile}};
+  for (const auto& [name, v] : values) g.write_double_attribute(name, v);
+}
+
 // /runs/<id>: each run's length, final loss and stop verdict.
 void write_runs(H5Group& root, const std::vector<forecast::Curve>& runs,
                 const forecast::StopList& s) {
@@ -212,13 +225,7 @@ void write_runs(H5Group& root, const std::vector<forecast::Curve>& runs,
     g.write_double_attribute("final_log_loss", s.final_log_loss[i]);
     g.write_double_attribute("beat_probability", s.latest_beat[i]);
     g.write_int_attribute("stop_origin", s.stop_origin[i]);
-    const forecast::StopEvidence& e = s.judged[i];
-    g.write_double_attribute("stop_beat_probability", e.beat_probability);
-    g.write_double_attribute("stop_final", e.final_mid);
-    g.write_double_attribute("stop_others_median", e.others_median);
-    g.write_double_attribute("stop_others_final_quantile", e.others_final_quantile);
-    g.write_double_attribute("stop_level", e.level);
-    g.write_double_attribute("stop_others_level_quantile", e.others_level_quantile);
+    write_stop_evidence(g, s.judged[i]);
     g.write_int_attribute("stopped", s.stopped[i]);
     g.write_int_attribute("steps_saved", s.steps_saved[i]);
   }

@@ -52,6 +52,21 @@ def offline_stop_list(name, with_lr, *sets, logged_every=1):
     return path, stops
 
 
+def watched_replay(folder, name, *rule):
+    """The sweep (with its plans) grown in chunks into WORK/<folder> while a watcher named `name`
+    judges it with the options `rule`: (the watcher's stdout, status_runs of its status file)."""
+    live_dir = os.path.join(work, folder)
+    os.makedirs(live_dir)
+    watcher = subprocess.Popen(watch_cmd(live_dir, name, *rule), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    writer = subprocess.run([sys.executable, grow, curves_lr, live_dir, "--chunk", "100", "--pause",
+                             "0.03", "--plan"], capture_output=True, text=True, timeout=300)
+    out, err = watcher.communicate(timeout=300)
+    check(writer.returncode == 0 and watcher.returncode == 0, f"the sweep watched with {rule}",
+          writer.stderr[-500:] + err[-1000:])
+    return out, status_runs(os.path.join(work, name + "_watch.h5"))
+
+
 # Without learning rates: a live run's future rates are not in its file.
 curves, offline = offline_stop_list("curves", with_lr=False)
 
@@ -192,16 +207,7 @@ check(sum(offline_interval[r][1] > offline_m[r][1] + 1e-6 for r in offline_m if 
       "against the best other run's interval (the default), runs judged behind get a higher probability "
       "of beating it than against its median (so the two replays test both)",
       str({r: (offline_interval[r][1], offline_m[r][1]) for r in list(offline_m)[:6]}))
-by_median = os.path.join(work, "median")
-os.makedirs(by_median)
-watcher = subprocess.Popen(watch_cmd(by_median, "m", *median_rule), stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
-writer = subprocess.run([sys.executable, grow, curves_lr, by_median, "--chunk", "100", "--pause",
-                         "0.03", "--plan"], capture_output=True, text=True, timeout=300)
-out_m, err_m = watcher.communicate(timeout=300)
-check(writer.returncode == 0 and watcher.returncode == 0, "the sweep watched by the median rule",
-      writer.stderr[-500:] + err_m[-1000:])
-status_m = status_runs(os.path.join(work, "m_watch.h5"))
+out_m, status_m = watched_replay("median", "m", *median_rule)
 same = [rid for rid, (origin, prob, stopped) in offline_m.items()
         if status_m[rid]["judge_step"] == origin and status_m[rid]["verdict"] == stopped
         and np.isclose(status_m[rid]["judged_probability"], prob, rtol=1e-9, atol=1e-300)]
@@ -216,16 +222,8 @@ check(sum(v[2] for v in offline_m.values()) > by_probability_only,
 #     lie above the 0.4 quantile of the other runs'): the watcher's judgments equal forecast mode's
 both_rule = ("forecast.stop_rule=both", "forecast.stop_quantile=0.4")
 _, offline_b = offline_stop_list("curves_both", True, *both_rule)
-by_both = os.path.join(work, "both")
-os.makedirs(by_both)
-watcher = subprocess.Popen(watch_cmd(by_both, "b", *both_rule), stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
-writer = subprocess.run([sys.executable, grow, curves_lr, by_both, "--chunk", "100", "--pause",
-                         "0.03", "--plan"], capture_output=True, text=True, timeout=300)
-out_b, err_b = watcher.communicate(timeout=300)
-check(writer.returncode == 0 and watcher.returncode == 0 and "0.4 quantile" in out_b,
-      "the sweep watched by the rule both", writer.stderr[-500:] + err_b[-1000:])
-status_b = status_runs(os.path.join(work, "b_watch.h5"))
+out_b, status_b = watched_replay("both", "b", *both_rule)
+check("0.4 quantile" in out_b, "the watcher says which rule it judges by", out_b[-1000:])
 same = [rid for rid, (origin, prob, stopped) in offline_b.items()
         if status_b[rid]["judge_step"] == origin and status_b[rid]["verdict"] == stopped]
 check(len(same) == len(offline_b), "rule both: every judgment equals forecast mode's",
