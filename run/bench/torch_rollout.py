@@ -6,7 +6,9 @@ Variants per size: nn.GRUCell in an eager Python loop, the same loop captured in
 with torch.compile in the same loop and that loop captured in one CUDA graph (each skipped with the reason where it
 fails), nn.GRU (cuDNN, teacher-forced: a whole input sequence, not an autoregressive rollout), and on the CPU
 nn.GRUCell eager with the same thread count as hpt's OpenMP run. The E members x N scenarios are batched as
-E*N rows of one cell (same FLOPs as E independent cells). Prints one table (us per step, member-steps/s) and,
+E*N rows of one cell (same FLOPs as E independent cells, but one weight set: 1/E of the bytes per step);
+on a GPU also the E members with weights of their own (batched products, in a CUDA graph), as hpt's
+ensemble. Prints one table (us per step, member-steps/s) and,
 given hpt's bench CSV, the ratios.
 
   python3 run/bench/torch_rollout.py [--sizes small,batch] [--threads 16] [--hpt-csv out/bench-gpu.csv] [--csv F]
@@ -90,6 +92,41 @@ def compiled_variants(name, cell, x, h0, Y, sync, warmup, repeat):
     return rows
 
 
+def ensemble_variant(E, N, H, I, Y, device, sync, warmup, repeat, g):
+    """E members with weights of their own, as hpt's ensemble (the GRUCell rows above share one
+    cell: the same FLOPs, but 1/E of the weight bytes per step): each step's gate sums as two
+    products batched over the members (torch.baddbmm), PyTorch's GRU cell on them, the loop
+    captured in one CUDA graph."""
+    scale = H ** -0.5
+    w_ih = (torch.randn(E, 3 * H, I, generator=g) * scale).to(device).transpose(1, 2)
+    w_hh = (torch.randn(E, 3 * H, H, generator=g) * scale).to(device).transpose(1, 2)
+    b_ih = (torch.randn(E, 1, 3 * H, generator=g) * scale).to(device)
+    b_hh = (torch.randn(E, 1, 3 * H, generator=g) * scale).to(device)
+    x = torch.randn(E, N, I, generator=g).to(device)
+    h0 = torch.randn(E, N, H, generator=g).to(device)
+
+    def step(h):
+        xr, xz, xn = torch.baddbmm(b_ih, x, w_ih).chunk(3, 2)
+        hr, hz, hn = torch.baddbmm(b_hh, h, w_hh).chunk(3, 2)
+        r, z = torch.sigmoid(xr + hr), torch.sigmoid(xz + hz)
+        return (1 - z) * torch.tanh(xn + r * hn) + z * h
+
+    with torch.no_grad():
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(2):
+                step(h0)
+        torch.cuda.current_stream().wait_stream(s)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            h = h0
+            for _ in range(Y):
+                h = step(h)
+    med, mn = timed(graph.replay, sync, warmup, repeat)
+    return [("ensemble, E weight sets (bmm), CUDA graph", med, mn)]
+
+
 def bench_size(name, device, threads, warmup, repeat, cpu_steps):
     E, N, H, I, S, Y = SIZES[name]
     B = E * N
@@ -127,6 +164,10 @@ def bench_size(name, device, threads, warmup, repeat, cpu_steps):
         med, mn = timed(graph.replay, sync, warmup, repeat)
         rows.append(("GRUCell CUDA graph", med, mn))
         rows += compiled_variants(name, cell, x, h0, Y, sync, warmup, repeat)
+        try:
+            rows += ensemble_variant(E, N, H, I, Y, device, sync, warmup, repeat, g)
+        except Exception as e:  # noqa: BLE001 (report any failure and go on)
+            skipped(name, "ensemble, E weight sets", e)
         # nn.GRU at 81920 rows hit an illegal memory access on the H200 (torch 2.x, cuDNN 9) and
         # poisons the CUDA context, so it is skipped above 65535 rows.
         if B <= 65535:

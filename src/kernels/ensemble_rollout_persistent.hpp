@@ -3,15 +3,16 @@
 // docs/bench.md#limits) for GPUs: each path's (scenario, member) GRU units are split over T teams
 // that stay resident for all Y steps, each holding its slice of the recurrent and input weights in
 // team scratch (on-chip), so the weights never leave the chip after the first step. Where the slice
-// does not fit, the team keeps the rows that fit and reads the others from global memory (L2) every
-// step (plan_persistent_rollout says how many). The T teams of a path meet once per step (twice
-// with reset Before) at a barrier built from a global atomic counter, exchanging the new h and
-// partial head sums through global memory (L2). Every team then redoes the cheap per-path tail
-// (prior_sample, LossHeadStep) in the same fixed order, so all teams of a path hold bit-identical x
-// and loss state without a second exchange. The GRU is GruCell over the team's units with the
-// weights read through GruSliceRows; with reset Before the cell's two passes straddle the path
-// barrier, so that convention keeps its own split of the same pieces (gru_gate_sums,
-// gru_update_before).
+// does not fit, the team keeps the rows that fit and reads the others from global memory every
+// step, as many as the L2 cache can keep from step to step through the caches and the rest as
+// streaming loads (plan_persistent_rollout says how many of each). The T teams of a path meet once
+// per step (twice with reset Before) at a barrier built from a global atomic counter, exchanging
+// the new h and partial head sums through global memory (L2). Every team then redoes the cheap
+// per-path tail (prior_sample, LossHeadStep) in the same fixed order, so all teams of a path hold
+// bit-identical x and loss state without a second exchange. The GRU is GruCell over the team's
+// units with the weights read through GruSliceRows; with reset Before the cell's two passes
+// straddle the path barrier, so that convention keeps its own split of the same pieces
+// (gru_gate_sums, gru_update_before).
 //
 // The counter barrier deadlocks unless every team of the launch is resident at once; see
 // plan_persistent_rollout for the rule that guarantees it.
@@ -42,13 +43,14 @@ namespace detail {
 
 // Member m's weight rows for a team's slice of U units from u0 (a GruCell row source): row g*U + u
 // of the slice (gate g of unit u0 + u) is in the team's scratch `held`, as [W_g | U_g] (I + H
-// values), while g*U + u < resident; the other rows are read in place from global memory.
+// values), while g*U + u < resident; the other rows are read in place from global memory, those of
+// the units from u0 + stream_from on with streaming loads.
 template <class Real, class Mem>
 struct GruSliceRows {
   using value_type = Real;
   GruGlobalRows<Real, Mem> global;
   const Real* held;
-  int resident, u0, U;
+  int resident, stream_from, u0, U;
   KOKKOS_INLINE_FUNCTION int hidden() const { return global.hidden(); }
   KOKKOS_INLINE_FUNCTION int input() const { return global.input(); }
   KOKKOS_INLINE_FUNCTION WeightRow<Real> row(const int g, const int j) const {
@@ -58,7 +60,7 @@ struct GruSliceRows {
       return {row, row + input()};
     }
     const int r = g * hidden() + j;
-    return {&global.w.w_ih(global.m, r, 0), &global.w.w_hh(global.m, r, 0)};
+    return {&global.w.w_ih(global.m, r, 0), &global.w.w_hh(global.m, r, 0), j - u0 >= stream_from};
   }
   KOKKOS_INLINE_FUNCTION Real b_ih(const int g, const int j) const { return global.b_ih(g, j); }
   KOKKOS_INLINE_FUNCTION Real b_hh(const int g, const int j) const { return global.b_hh(g, j); }
@@ -117,6 +119,7 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
   const int T = plan.teams_per_path;
   const int U = plan.units_per_team;
   const int R = plan.rows_in_scratch;
+  const int F = plan.stream_from;
   const int Q = detail::persistent_head_count(S);
   const int triples = (Q + 2) / 3;  // head values in groups of three
   const int P = N * E;
@@ -161,7 +164,7 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
     unsigned int* const counter = &counters(path);
     unsigned int passed = 0;
     const auto features = detail::rollout_features(mode, in.norm_mean, in.norm_inv_std, clamp);
-    const detail::GruSliceRows<Real, Mem> rows{{p.gru, m}, w.data(), R, u0, U};
+    const detail::GruSliceRows<Real, Mem> rows{{p.gru, m}, w.data(), R, F, u0, U};
     // Head value q's coefficient of unit j: rows of A, B, C_0, C_1, then h itself (|h|^2), then 0
     // past the last value (a triple's padding).
     const auto head_coefficient = [&](const int q, const int j, const Real hj) -> Real {
@@ -307,8 +310,8 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
 
   // One vector group per unit for the GRU, and per three head values for the head sums and the
   // exchange (each group waits one L2 round trip for its three, so more groups would not help).
-  // Where the team cannot have that many groups (H = 1024: 40 units per team), shorter vectors
-  // (down to 8 lanes) let every unit have its own group: one round of the GRU instead of two.
+  // Where the team cannot have a group per unit (H = 1024: 40 units per team), shorter vectors
+  // (down to 8 lanes) let every unit have its own: one round of the GRU instead of two.
   const int wanted = U > triples ? U : triples;
   const auto most_groups = [&](const int vector) {
     Policy probe(space, P * T, 1, vector);
@@ -317,7 +320,7 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
   };
   int vector = detail::team_vector_length<Space>();
   int most = most_groups(vector);
-  while (wanted > most && vector > 8) most = most_groups(vector /= 2);
+  while (U > most && vector > 8) most = most_groups(vector /= 2);
   Policy policy(space, P * T, wanted < most ? wanted : most, vector);
   policy.set_scratch_size(0, Kokkos::PerTeam(plan.scratch_bytes));
   Kokkos::parallel_for("hpt::ensemble_rollout_persistent", policy, body);

@@ -54,11 +54,14 @@ KOKKOS_INLINE_FUNCTION Real gru_update_before(const Real z, const Real pre_n, co
 }
 
 // One GRU weight row held as pointers (a team's scratch copy, or the weights in place): its input
-// part x (I values) and its recurrent part h (H values).
+// part x (I values) and its recurrent part h (H values); `streamed`: a row in global memory read
+// with streaming loads (recurrent_sums), so that it does not evict rows that stay in L2 (the rows
+// of one unit, read together, are streamed alike).
 template <class Real>
 struct WeightRow {
   const Real* xp;
   const Real* hp;
+  bool streamed = false;
   KOKKOS_INLINE_FUNCTION Real x(const int k) const { return xp[k]; }
   KOKKOS_INLINE_FUNCTION Real h(const int k) const { return hp[k]; }
 };
@@ -79,6 +82,44 @@ struct alignas(4 * sizeof(Real)) Quad {
 template <class Real>
 KOKKOS_INLINE_FUNCTION bool quad_aligned(const Real* p) {
   return reinterpret_cast<std::uintptr_t>(p) % sizeof(Quad<Real>) == 0;
+}
+
+// The Quad at p (aligned). Streamed, and p in global memory: on a CUDA device in float a streaming
+// load (evicted first from L1 and L2), elsewhere an ordinary one.
+template <bool Streamed, class Real>
+KOKKOS_INLINE_FUNCTION Quad<Real> load_quad(const Real* p) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (Streamed && std::is_same<Real, float>::value) {
+    const float4 v = __ldcs(reinterpret_cast<const float4*>(p));
+    return {{v.x, v.y, v.z, v.w}};
+  }
+#endif
+  return *reinterpret_cast<const Quad<Real>*>(p);
+}
+
+// recurrent_sums' Quad reads (the rows aligned, H a multiple of four), with streaming loads or not.
+template <bool Streamed, int Count, class Member, class Real, class VecH>
+KOKKOS_INLINE_FUNCTION Sum3<Real> recurrent_sums_by_quads(const Member& team,
+                                                          const WeightRow<Real>& ra,
+                                                          const WeightRow<Real>& rb,
+                                                          const WeightRow<Real>& rc, const VecH& h,
+                                                          const int H) {
+  Sum3<Real> s;
+  Kokkos::parallel_reduce(
+      Kokkos::ThreadVectorRange(team, H / 4),
+      [&](const int q, Sum3<Real>& acc) {
+        const Quad<Real> a = load_quad<Streamed>(ra.hp + 4 * q);
+        const Quad<Real> b = Count > 1 ? load_quad<Streamed>(rb.hp + 4 * q) : Quad<Real>{};
+        const Quad<Real> c = Count > 2 ? load_quad<Streamed>(rc.hp + 4 * q) : Quad<Real>{};
+        for (int d = 0; d < 4; ++d) {
+          const Real hk = h(4 * q + d);
+          acc.a += a.v[d] * hk;
+          if (Count > 1) acc.b += b.v[d] * hk;
+          if (Count > 2) acc.c += c.v[d] * hk;
+        }
+      },
+      s);
+  return s;
 }
 
 // Whether recurrent_sums reads the first Count of these rows a Quad per lane.
@@ -103,26 +144,9 @@ KOKKOS_INLINE_FUNCTION auto recurrent_sums(const Member& team, const Row& ra, co
   using Real = std::decay_t<decltype(ra.h(0))>;
   Sum3<Real> s;
   if constexpr (IsWeightRow<Row>::value) {
-    if (reads_quads<Count>(ra, rb, rc, H)) {
-      const auto quad = [](const Real* p, const int q) {
-        return *reinterpret_cast<const Quad<Real>*>(p + 4 * q);
-      };
-      Kokkos::parallel_reduce(
-          Kokkos::ThreadVectorRange(team, H / 4),
-          [&](const int q, Sum3<Real>& acc) {
-            const Quad<Real> a = quad(ra.hp, q);
-            const Quad<Real> b = Count > 1 ? quad(rb.hp, q) : Quad<Real>{};
-            const Quad<Real> c = Count > 2 ? quad(rc.hp, q) : Quad<Real>{};
-            for (int d = 0; d < 4; ++d) {
-              const Real hk = h(4 * q + d);
-              acc.a += a.v[d] * hk;
-              if (Count > 1) acc.b += b.v[d] * hk;
-              if (Count > 2) acc.c += c.v[d] * hk;
-            }
-          },
-          s);
-      return s;
-    }
+    if (reads_quads<Count>(ra, rb, rc, H))  // a unit's rows are streamed alike (ra's flag)
+      return ra.streamed ? recurrent_sums_by_quads<true, Count>(team, ra, rb, rc, h, H)
+                         : recurrent_sums_by_quads<false, Count>(team, ra, rb, rc, h, H);
   }
   Kokkos::parallel_reduce(
       Kokkos::ThreadVectorRange(team, H),

@@ -124,6 +124,37 @@ TEST(PersistentRolloutPlan, TinyHiddenGetsOneUnitPerTeam) {
   EXPECT_EQ(plan.rows_in_scratch, 3);
 }
 
+// The units read through the caches fill at most the L2 share with their rows in global memory
+// (one more unit would exceed it); units with a row in scratch are never streamed; with the L2
+// unknown, or large enough, no unit is.
+TEST(PersistentRolloutPlan, UnitsCachedFillAtMostTheL2Share) {
+  const auto plan = split<float>(kWide, kSms, kScratch34);
+  const long teams = long(kWide.N) * kWide.E * plan.teams_per_path;
+  const double row_bytes = double(kWide.I + kWide.H) * sizeof(float);
+  const double budget = hpt::kPersistentL2Share * double(std::size_t(50) << 20);  // H100, H200
+  const int F =
+      hpt::units_cached_in_l2<float>(plan, teams, kWide.H, kWide.I, std::size_t(50) << 20);
+  EXPECT_GE(F, plan.rows_in_scratch);
+  EXPECT_LT(F, plan.units_per_team);
+  // A plain count of the rows in global memory of units [0, n).
+  const auto global_rows = [&](int n) {
+    long rows = 0;
+    for (int g = 0; g < 3; ++g)
+      for (int u = 0; u < n; ++u) rows += g * plan.units_per_team + u >= plan.rows_in_scratch;
+    return rows;
+  };
+  for (int n = 0; n <= plan.units_per_team; ++n)
+    EXPECT_EQ(hpt::global_rows_of_units(plan, n), global_rows(n)) << n;
+  EXPECT_LE(double(teams) * double(global_rows(F)) * row_bytes, budget);
+  EXPECT_GT(double(teams) * double(global_rows(F + 1)) * row_bytes, budget);
+  EXPECT_EQ(hpt::units_cached_in_l2<float>(plan, teams, kWide.H, kWide.I, 0), plan.units_per_team);
+  EXPECT_EQ(hpt::units_cached_in_l2<float>(plan, teams, kWide.H, kWide.I, std::size_t(1) << 40),
+            plan.units_per_team);
+  // A tiny L2: every unit without a row in scratch is streamed.
+  EXPECT_EQ(hpt::units_cached_in_l2<float>(plan, teams, kWide.H, kWide.I, 1024),
+            plan.rows_in_scratch);
+}
+
 // The host backends never run the persistent kernel (its barrier needs co-resident teams).
 TEST(PersistentRolloutPlan, HostBackendsAreUnsupported) {
   EXPECT_FALSE((hpt::plan_persistent_rollout<Kokkos::DefaultHostExecutionSpace, float>(
