@@ -35,10 +35,10 @@ struct Rows {
   }
 };
 
-// recurrent_sums<Count> of the rows on Space by one team thread and its vector lanes; returns the
-// three sums and whether the Quad reads were chosen.
+// recurrent_sums<Count> of the rows on Space by one team thread and its vector lanes, the rows
+// marked streamed or not; returns the three sums and whether the Quad reads were chosen.
 template <class Space, class Real, int Count>
-std::array<double, 4> device_sums(const Rows& rows) {
+std::array<double, 4> device_sums(const Rows& rows, const bool streamed) {
   using Mem = typename Space::memory_space;
   Kokkos::View<Real*, Mem> w("w", rows.w.size()), h("h", rows.H);
   auto w_host = Kokkos::create_mirror_view(w);
@@ -53,9 +53,9 @@ std::array<double, 4> device_sums(const Rows& rows) {
   Kokkos::parallel_for(
       "test::recurrent_sums", Policy(Space(), 1, 1, hpt::detail::team_vector_length<Space>()),
       KOKKOS_LAMBDA(const typename Policy::member_type& team) {
-        const hpt::detail::WeightRow<Real> ra{nullptr, w.data() + offset};
-        const hpt::detail::WeightRow<Real> rb{nullptr, w.data() + offset + H};
-        const hpt::detail::WeightRow<Real> rc{nullptr, w.data() + offset + 2 * H};
+        const hpt::detail::WeightRow<Real> ra{nullptr, w.data() + offset, streamed};
+        const hpt::detail::WeightRow<Real> rb{nullptr, w.data() + offset + H, streamed};
+        const hpt::detail::WeightRow<Real> rc{nullptr, w.data() + offset + 2 * H, streamed};
         const auto s = hpt::detail::recurrent_sums<Count>(team, ra, rb, rc, h, H);
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
           out(0) = double(s.a);
@@ -70,11 +70,14 @@ std::array<double, 4> device_sums(const Rows& rows) {
 
 template <class Space, class Real, int Count>
 void check_sums(const Rows& rows, const bool quads_expected) {
-  SCOPED_TRACE(::testing::Message()
-               << "H = " << rows.H << ", offset " << rows.offset << ", Count " << Count);
-  const auto got = device_sums<Space, Real, Count>(rows);
-  for (int r = 0; r < 3; ++r) EXPECT_EQ(got[r], r < Count ? rows.host_sum(r) : 0.0) << "sum " << r;
-  EXPECT_EQ(got[3] == 1.0, quads_expected);
+  for (const bool streamed : {false, true}) {
+    SCOPED_TRACE(::testing::Message() << "H = " << rows.H << ", offset " << rows.offset
+                                      << ", Count " << Count << ", streamed " << streamed);
+    const auto got = device_sums<Space, Real, Count>(rows, streamed);
+    for (int r = 0; r < 3; ++r)
+      EXPECT_EQ(got[r], r < Count ? rows.host_sum(r) : 0.0) << "sum " << r;
+    EXPECT_EQ(got[3] == 1.0, quads_expected);
+  }
 }
 
 TYPED_TEST(GruRecurrentSums, QuadAndScalarReadsMatchHostLoop) {
