@@ -425,7 +425,7 @@ void LiveJudge::describe(const std::vector<LiveRun>& runs, int r, const PollCont
                    (j->stop ? "would have stopped it " : "kept it ") +
                    judged_words(*j, s_.stop_rule, below);
   } else if (j) {
-    st.decision = Decision::kContinue,
+    st.decision = Decision::kContinue;
     st.reason = "continues: judged " + judged_words(*j, s_.stop_rule, below);
     const int k = next_rung(run.curve.id);
     if (k > 0) st.reason += "; judged again at step " + std::to_string(judge_step_of(ctx, r, k));
