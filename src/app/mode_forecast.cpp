@@ -9,6 +9,7 @@
 #include "core/communicator.hpp"
 #include "core/error.hpp"
 #include "core/registry.hpp"
+#include "forecast/stop_rule_words.hpp"
 #include "forecast/curve_study.hpp"
 #include "forecast/forecast_options.hpp"
 #include "forecast/origin_share.hpp"
@@ -181,21 +182,6 @@ std::string validation_table(const CurveStudyResult& result) {
          table.str();
 }
 
-// The stop list's rule in words, for its summary line.
-std::string stop_rule_words(const forecast::StopList& s) {
-  const std::string probability = "P(beat best other) < " + io::fmt(s.below_probability);
-  switch (s.rule) {
-    case forecast::StopRule::kBoth:
-      return "forecast final median and current level both above the " + io::fmt(s.quantile) +
-             " quantile of the other runs' of the group";
-    case forecast::StopRule::kMedian:
-      return probability + ", or forecast final median above the others' median";
-    case forecast::StopRule::kProbability:
-      break;
-  }
-  return probability;
-}
-
 // What stopped one run, in words.
 std::string stop_evidence_words(forecast::StopRule rule, const forecast::StopEvidence& e) {
   if (rule == forecast::StopRule::kBoth)
@@ -234,8 +220,9 @@ void print_summary(const CurveStudyResult& result, const std::vector<forecast::C
             << " (the hpt row above is the RSSM ensemble alone)\n"
             << headline_table(result).str() << validation_table(result) << "stop list at "
             << io::fmt(s.stop_at) << " of each run: " << s.stopped_count << " of " << R
-            << " runs stopped (" << stop_rule_words(s) << "), saving " << s.total_steps_saved
-            << " of " << result.timings.run_steps
+            << " runs stopped ("
+            << forecast::stop_rule_words(s.rule, s.below_probability, s.quantile) << "), saving "
+            << s.total_steps_saved << " of " << result.timings.run_steps
             << " run-steps; the eventually best run of every group "
             << (s.best_run_kept ? "kept" : "NOT kept (one was STOPPED)") << " (best of all: '"
             << runs[std::size_t(s.best_run)].id << "')\n";

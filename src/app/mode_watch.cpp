@@ -12,6 +12,7 @@
 #include "app/watch_actions.hpp"
 #include "app/watch_options.hpp"
 #include "core/error.hpp"
+#include "forecast/stop_rule_words.hpp"
 #include "forecast/pretrain_options.hpp"
 #include "io/console.hpp"
 #include "io/level_model_file.hpp"
@@ -128,22 +129,12 @@ void restore_earlier_stops(const RunContext& ctx, forecast::LiveJudge& judge) {
   }
 }
 
-// When the rule stops a judged run, in words.
-std::string stop_condition_words(const forecast::LiveJudgeSettings& s) {
-  if (s.stop_rule == forecast::StopRule::kBoth)
-    return "its forecast final median and its current level both lie above the " +
-           io::fmt(s.stop_quantile) + " quantile of the other runs' of its group";
-  return "P(beat best other) < " + io::fmt(1 - s.stop_confidence) +
-         (s.stop_rule == forecast::StopRule::kMedian
-              ? " or its forecast final median is above the median of the others'"
-              : "");
-}
-
 void print_start(const Config& c, const forecast::LiveJudgeSettings& s) {
   std::cout << "watching '" << c.get_string("watch.folder") << "': every run judged at "
             << io::fmt(s.stop_at)
             << " of its planned last step (watch.final_step = " << s.final_step
-            << ", or its final_step column), stopped when " << stop_condition_words(s)
+            << ", or its final_step column), stopped when "
+            << forecast::stop_rule_words(s.stop_rule, 1 - s.stop_confidence, s.stop_quantile)
             << "; watch.act = " << c.get_string("watch.act") << std::endl;
   if (!s.final_model.empty())
     std::cout << "final levels from forecast.final_model = '" << forecast::final_model_path(c)

@@ -204,9 +204,9 @@ CurveStudyResult CurveStudy::run(const std::function<void(const ReplayProgress&)
   result.scores = score_rows(rows_, horizon_count());
   for (int k = 0; k < horizon_count(); ++k)
     result.width_factor.push_back(calibration_.width_factor(k));
-  result.stop = judge_stops(runs_, origins_, settings_.stop_at, settings_.stop_confidence,
-                            settings_.stop_on_validation, settings_.stop_rule);
-  result.stop.quantile = settings_.stop_quantile;
+  result.stop =
+      judge_stops(runs_, origins_, settings_.stop_at, settings_.stop_confidence,
+                  settings_.stop_on_validation, settings_.stop_rule, settings_.stop_quantile);
   result.validation_scores = score_validation(validation_, horizon_count());
   result.validation = std::move(validation_);
   result.timings = timings_;
@@ -763,12 +763,14 @@ ValidationScores score_validation(const std::vector<ValidationRow>& rows, int ho
 }
 
 StopList judge_stops(const std::vector<Curve>& runs, const std::vector<OriginRow>& origins,
-                     double stop_at, double stop_confidence, bool by_validation, StopRule rule) {
+                     double stop_at, double stop_confidence, bool by_validation, StopRule rule,
+                     double quantile) {
   const std::size_t R = runs.size();
   StopList s;
   s.stop_at = stop_at;
   s.below_probability = 1.0 - stop_confidence;
   s.rule = rule;
+  s.quantile = quantile;
   s.judged.assign(R, StopEvidence{});
   s.final_log_loss.assign(R, 0.0);
   s.latest_beat.assign(R, kNaN);

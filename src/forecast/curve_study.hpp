@@ -345,6 +345,6 @@ Interval combined_raw_interval(const ForecastRow& row);
 // The stop list of `runs` from their origins' beat probabilities.
 StopList judge_stops(const std::vector<Curve>& runs, const std::vector<OriginRow>& origins,
                      double stop_at, double stop_confidence, bool by_validation = false,
-                     StopRule rule = StopRule::kProbability);
+                     StopRule rule = StopRule::kProbability, double quantile = 0.4);
 
 }  // namespace hpt::forecast

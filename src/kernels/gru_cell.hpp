@@ -213,7 +213,8 @@ KOKKOS_INLINE_FUNCTION GruGateSums<typename Rows::value_type> gru_gate_sums(
         acc.c += wn.x(k) * xk;
       },
       s.wx);
-  s.uh = recurrent_sums < WithUn ? 3 : 2 > (team, wr, wz, wn, h, w.hidden());
+  constexpr int kRecurrentRows = WithUn ? 3 : 2;
+  s.uh = recurrent_sums<kRecurrentRows>(team, wr, wz, wn, h, w.hidden());
   return s;
 }
 
