@@ -135,6 +135,18 @@ std::vector<long long> origin_spacings(const std::vector<Curve>& runs, long long
   return out;
 }
 
+// Each run's clock for the combined forecast: 1, or with forecast.combination_clock = length its
+// group's planned length over the length the combination's constants are set for.
+std::vector<double> combination_clocks(const std::vector<int>& group,
+                                       const std::vector<long long>& group_end, bool by_length) {
+  std::vector<double> out;
+  for (int g : group)
+    out.push_back(by_length ? double(std::max(group_end[std::size_t(g)], 1LL)) /
+                                  ForecastCombination::kReferenceSteps
+                            : 1.0);
+  return out;
+}
+
 }  // namespace
 
 // The combined forecast's raw interval: the learned one moved with it, a half without width given
@@ -168,7 +180,8 @@ CurveStudy::CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings&
       group_end_(group_ends(runs, group_)),
       areas_(schedule_areas_of(runs)),
       validation_curves_(validation_curves_of(runs)),
-      combination_(origin_spacings(runs, settings.every), kCombinedExperts, settings.horizons),
+      combination_(origin_spacings(runs, settings.every), kCombinedExperts, settings.horizons,
+                   combination_clocks(group_, group_end_, settings.combination_by_length)),
       finetuner_(settings.level_model, settings.finetune, runs, group_),
       comm_(comm),
       history_(encoder.create_history(int(runs.size()))),

@@ -60,6 +60,7 @@ struct CurveStudySettings {
   StopAgainst stop_against = StopAgainst::kInterval;  // forecast.stop_against
   bool ensemble = true;             // forecast.ensemble: off leaves the hpt column NaN
   bool stop_on_validation = false;  // forecast.stop_on = validation (else train)
+  bool combination_by_length = false;  // forecast.combination_clock = length (else steps)
   std::uint64_t seed = 1;           // run.seed
   std::size_t print_every = 100;    // run.print_every
   RssmTrainOptions training;        // [dynamics] online training

@@ -7,15 +7,20 @@
 namespace hpt::forecast {
 
 ForecastCombination::ForecastCombination(const std::vector<long long>& spacing, int experts,
-                                         const std::vector<int>& horizons)
+                                         const std::vector<int>& horizons,
+                                         const std::vector<double>& clock)
     : experts_(experts),
       horizons_(std::max(int(horizons.size()), 1)),
       evidence_(spacing.size() * std::size_t(experts_ * horizons_), 0.0),
       updated_(spacing.size(), -1) {
-  for (long long s : spacing)
-    target_weight_.push_back(double(std::max(s, 1LL)) / kUnitSteps / double(horizons_));
-  for (int j = 0; j < horizons_; ++j)
-    memory_.push_back(horizons.empty() ? kMemorySteps : memory_steps(horizons[std::size_t(j)]));
+  for (std::size_t r = 0; r < spacing.size(); ++r) {
+    const double c = r < clock.size() ? clock[r] : 1.0;
+    target_weight_.push_back(double(std::max(spacing[r], 1LL)) /
+                             (kUnitSteps * std::max(c, kMinWeightClock)) / double(horizons_));
+    for (int j = 0; j < horizons_; ++j)
+      memory_.push_back(horizons.empty() ? c * kMemorySteps
+                                         : memory_steps(horizons[std::size_t(j)], c));
+  }
 }
 
 std::vector<double> ForecastCombination::weights(int run, int k) const {
@@ -54,7 +59,7 @@ void ForecastCombination::update(int run, int k, long long step, const std::vect
   const double elapsed = last < 0 ? 0.0 : double(std::max(step - last, 0LL));
   last = std::max(last, step);
   for (int j = 0; j < horizons_; ++j) {
-    const double decay = std::exp(-elapsed / memory_[std::size_t(j)]);
+    const double decay = std::exp(-elapsed / memory_[std::size_t(run * horizons_ + j)]);
     for (int i = 0; i < experts_; ++i) evidence_[at(run, j) + std::size_t(i)] *= decay;
   }
   const double unit = std::isfinite(scale) && scale > 0 ? scale : 1.0;

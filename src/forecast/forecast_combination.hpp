@@ -12,7 +12,10 @@
 // value (NaN) is left out of the mean. Each horizon's weights are further multiplied by the ratio
 // of the least error of any expert at that horizon to the expert's own (plus a floor), so that on a
 // smooth curve, where every error is a small fraction of the interval's width, the expert whose
-// errors are several times smaller still takes the weight.
+// errors are several times smaller still takes the weight. Every time constant is in steps of a
+// run of kReferenceSteps; a run's clock (its planned length over that) scales them, so that a run
+// logged at 80 points forgets its evidence as a 2000-step run does (and weighs each target more,
+// at most 1 / kMinWeightClock times).
 #include <vector>
 
 namespace hpt::forecast {
@@ -32,16 +35,21 @@ class ForecastCombination {
   static constexpr double kMissing = 1.0;
   static constexpr double kUnitSteps = 10.0;   // origins this far apart give a target weight 1
   static constexpr double kRatioFloor = 0.01;  // added to each horizon's evidence in the ratio
+  static constexpr double kReferenceSteps = 2000.0;  // the run length the constants are set for
+  // A target of a short run weighs at most 1 / this times one of a run of kReferenceSteps: heavier
+  // evidence from a few noisy points moves the weights after the noise.
+  static constexpr double kMinWeightClock = 0.25;
 
   // `spacing`: each run's steps between two origins; `experts`: how many, the learned one first;
   // `horizons`: the horizons (steps) that share the evidence. A target weighs (spacing /
   // kUnitSteps) / (number of horizons), so the weights do not depend on the cadence of the origins.
+  // `clock`: per run, the factor of every time constant (empty: 1 for every run).
   ForecastCombination(const std::vector<long long>& spacing, int experts,
-                      const std::vector<int>& horizons);
+                      const std::vector<int>& horizons, const std::vector<double>& clock = {});
 
-  // The e-folding of the evidence of a horizon of h steps.
-  static double memory_steps(int h) {
-    return h >= kLongHorizonSteps ? kLongMemorySteps : kMemorySteps;
+  // The e-folding of the evidence of a horizon of h steps on a run whose clock is `clock`.
+  static double memory_steps(int h, double clock = 1.0) {
+    return clock * (h >= kLongHorizonSteps * clock ? kLongMemorySteps : kMemorySteps);
   }
 
   // The weighted mean of the finite forecasts among `experts` for horizon `k` (NaN when none is
@@ -62,9 +70,9 @@ class ForecastCombination {
   int experts_;
   int horizons_;
   std::vector<double> target_weight_;  // per run
-  std::vector<double> memory_;         // per horizon: the e-folding of its evidence, in steps
-  std::vector<double> evidence_;       // (run, horizon, expert), decayed to the run's last update
-  std::vector<long long> updated_;     // the step of each run's last update (-1: none yet)
+  std::vector<double> memory_;      // per (run, horizon): the e-folding of its evidence, in steps
+  std::vector<double> evidence_;    // (run, horizon, expert), decayed to the run's last update
+  std::vector<long long> updated_;  // the step of each run's last update (-1: none yet)
 };
 
 }  // namespace hpt::forecast

@@ -141,6 +141,11 @@ void declare_forecast_options(OptionSchema& s) {
       "forecast.stop_on", "train", {"train", "validation"},
       "the level the stop list compares runs by: train (the training loss) or validation "
       "(the validation loss, forecast from the run's validation curve; every run needs val_loss)");
+  s.add_choice("forecast.combination_clock", "steps", {"steps", "length"},
+               "the clock of the combined forecast's evidence (how fast it forgets, how much one "
+               "target weighs): steps (logged steps, as on a 2000-step run) or length (fractions "
+               "of each group's planned length: a run logged at 80 points forgets its evidence as "
+               "a 2000-step run does, and weighs each target up to four times more)");
   s.add_choice("forecast.ensemble", "on", {"on", "off"},
                "hpt's RSSM ensemble (the hpt column, trained online): on, or off for the other "
                "forecasters alone, many times faster on large sweeps");
@@ -184,6 +189,7 @@ CurveStudySettings read_curve_study_settings(const Config& c) {
   s.stop_against = stop_against_from_config(c);
   s.ensemble = c.get_string("forecast.ensemble") == "on";
   s.stop_on_validation = c.get_string("forecast.stop_on") == "validation";
+  s.combination_by_length = c.get_string("forecast.combination_clock") == "length";
   if (s.stop_on_validation && !s.stop_by_learned)
     throw InputError(
         "forecast.stop_on = validation: the validation forecast is the learned one, but "

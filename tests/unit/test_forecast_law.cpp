@@ -95,17 +95,18 @@ std::vector<double> evidence_by_sum(const std::vector<std::vector<double>>& erro
   return e;
 }
 
-TEST(ForecastCombination, WeightsFollowTheDecayedEvidenceOfADirectSum) {
+// Feeds a one-run combination of three experts 60 random targets (four horizons, every `every`
+// steps) and checks its weights against the direct sums with the given e-foldings and target
+// weight.
+void expect_weights_of_direct_sums(ForecastCombination& c, long long every,
+                                   const std::vector<double>& memory, double weight) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
-  const long long every = 20;
-  const std::vector<int> horizon_steps{10, 50, 100, 200};  // 200: the shorter memory
   const int horizons = 4;
-  ForecastCombination c({every}, 3, horizon_steps);
   std::vector<std::vector<std::vector<double>>> errors(horizons);  // per horizon
   std::vector<std::vector<long long>> steps(horizons);
   for (int j = 0; j < 60; ++j) {
-    const long long step = 100 + every * (j / horizons);  // four targets realised per step
+    const long long step = 5 * every + every * (j / horizons);  // four targets realised per step
     const int k = j % horizons;
     const double target = u(rng), scale = 0.2 + 0.1 * (j % 3);
     const std::vector<double> f{target + 0.05 * u(rng), target + 0.3 * u(rng), target + u(rng)};
@@ -115,14 +116,12 @@ TEST(ForecastCombination, WeightsFollowTheDecayedEvidenceOfADirectSum) {
                                       std::fabs(f[2] - target) / scale});
     steps[std::size_t(k)].push_back(step);
   }
-  const double weight = double(every) / 10.0 / horizons;
   std::vector<std::vector<double>> own;
   std::vector<double> pooled(3, 0.0);
   for (int k = 0; k < horizons; ++k) {
     // Every horizon's last target came at the same (newest) step, so each sum decays to it.
-    const double memory =
-        k == 3 ? ForecastCombination::kLongMemorySteps : ForecastCombination::kMemorySteps;
-    own.push_back(evidence_by_sum(errors[std::size_t(k)], steps[std::size_t(k)], weight, memory));
+    own.push_back(evidence_by_sum(errors[std::size_t(k)], steps[std::size_t(k)], weight,
+                                  memory[std::size_t(k)]));
     for (std::size_t i = 0; i < 3; ++i) pooled[i] += own.back()[i];
   }
   pooled[0] -= ForecastCombination::kPrior;
@@ -137,11 +136,53 @@ TEST(ForecastCombination, WeightsFollowTheDecayedEvidenceOfADirectSum) {
                     (least_own + ForecastCombination::kRatioFloor) /
                     (o[i] + ForecastCombination::kRatioFloor);
     const std::vector<double> w = c.weights(0, k);
-    for (std::size_t i = 0; i < 3; ++i) EXPECT_NEAR(w[i], e[i] / sum, 1e-12);
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_NEAR(w[i], e[i] / sum, 1e-12) << "horizon " << k;
   }
+}
+
+TEST(ForecastCombination, WeightsFollowTheDecayedEvidenceOfADirectSum) {
+  const long long every = 20;
+  ForecastCombination c({every}, 3, {10, 50, 100, 200});  // 200: the shorter memory
+  const double m = ForecastCombination::kMemorySteps, l = ForecastCombination::kLongMemorySteps;
+  expect_weights_of_direct_sums(c, every, {m, m, m, l}, double(every) / 10.0 / 4);
   const std::vector<double> w = c.weights(0, 1);
   const std::vector<double> f{1.0, 2.0, std::nan("")};
   EXPECT_NEAR(c.combine(0, 1, f), (w[0] * 1.0 + w[1] * 2.0) / (w[0] + w[1]), 1e-12);
+}
+
+TEST(ForecastCombination, AShortRunsClockShortensTheMemoriesAndWeighsATargetAtMostFourTimesMore) {
+  // A run of 100 logged steps: clock 0.05. Memories 10 and (from horizon 10 = 200 x 0.05) 3.75
+  // steps; a target weighs its spacing over 10 x 0.25 (the floor), not over 10 x 0.05.
+  const long long every = 2;
+  ForecastCombination c({every}, 3, {5, 10, 15, 20}, {0.05});
+  const double m = 0.05 * ForecastCombination::kMemorySteps;
+  const double l = 0.05 * ForecastCombination::kLongMemorySteps;
+  expect_weights_of_direct_sums(c, every, {m, l, l, l}, double(every) / (10.0 * 0.25) / 4);
+}
+
+TEST(ForecastCombination, AClockOfOneHalfWeighsARunAtHalfTheStepsAsTheFullRun) {
+  // Run 0 on the reference clock; run 1 the same targets at half the steps, spacing and horizons,
+  // on a clock of 0.5: its weights must equal run 0's at every horizon.
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  ForecastCombination full({20}, 3, {10, 50, 100, 200});
+  ForecastCombination half({10}, 3, {5, 25, 50, 100}, {0.5});
+  ForecastCombination slow({10}, 3, {5, 25, 50, 100});  // the half run on the reference clock
+  for (int j = 0; j < 80; ++j) {
+    const long long step = 100 + 20 * (j / 4);
+    const int k = j % 4;
+    const double target = u(rng), scale = 0.3;
+    const std::vector<double> f{target + 0.4 * u(rng), target + 0.1 * u(rng), target + u(rng)};
+    full.update(0, k, step, f, target, scale);
+    half.update(0, k, step / 2, f, target, scale);
+    slow.update(0, k, step / 2, f, target, scale);
+  }
+  for (int k = 0; k < 4; ++k) {
+    const std::vector<double> a = full.weights(0, k), b = half.weights(0, k);
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_NEAR(a[i], b[i], 1e-12) << "horizon " << k;
+  }
+  // On the reference clock the half run weighs each target half as much: its weights differ.
+  EXPECT_GT(std::fabs(slow.weights(0, 0)[0] - half.weights(0, 0)[0]), 1e-6);
 }
 
 TEST(ForecastCombination, OnASmoothCurveTheExpertWithTheSmallestErrorsTakesTheWeight) {
