@@ -141,11 +141,12 @@ void declare_forecast_options(OptionSchema& s) {
       "forecast.stop_on", "train", {"train", "validation"},
       "the level the stop list compares runs by: train (the training loss) or validation "
       "(the validation loss, forecast from the run's validation curve; every run needs val_loss)");
-  s.add_choice("forecast.combination_clock", "steps", {"steps", "length"},
+  s.add_choice("forecast.combination_clock", "length", {"length", "steps"},
                "the clock of the combined forecast's evidence (how fast it forgets, how much one "
-               "target weighs): steps (logged steps, as on a 2000-step run) or length (fractions "
-               "of each group's planned length: a run logged at 80 points forgets its evidence as "
-               "a 2000-step run does, and weighs each target up to four times more)");
+               "target weighs): length (fractions of each group's planned length: a run logged "
+               "at 80 points forgets its evidence as a 2000-step run does, and weighs each target "
+               "up to four times more) or steps (logged steps, as on a 2000-step run, whatever "
+               "the run's length)");
   s.add_choice("forecast.ensemble", "on", {"on", "off"},
                "hpt's RSSM ensemble (the hpt column, trained online): on, or off for the other "
                "forecasters alone, many times faster on large sweeps");

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """run/post/combined-replay: replayed from a forecast output alone, the combined forecast equals the
 one hpt wrote, row for row; the same replay without the clamp of the guards, without the error
-ratio of the weights, with one memory for every horizon, or with the cap for a missing guard,
-differs (so the check sees each). With the ensemble on, its `residual` report gives per horizon the least-squares
+ratio of the weights, with one memory for every horizon, on the clock of logged steps, or with the
+cap for a missing guard, differs (so the check sees each). With the ensemble on, its `residual` report gives per horizon the least-squares
 share of the learned forecast's error that the ensemble's median explains."""
 import os
 import subprocess
@@ -35,6 +35,10 @@ no_ratio = replay.replay(out, dict(fma=None, ratio_floor=None), data=d)
 hptest.check(np.nanmax(np.abs(no_ratio - hpt)) > 1e-6, "without the error ratio the replay differs")
 one_memory = replay.replay(out, dict(fma=None, long_memory=200.0), data=d)
 hptest.check(np.nanmax(np.abs(one_memory - hpt)) > 1e-6, "with one memory the replay differs")
+# hpt-sweep's runs are 1000 steps: on the default clock (length) 0.5, so the steps clock differs.
+on_steps = replay.replay(out, dict(fma=None, clock="steps"), data=d)
+hptest.check(d["clock"] == "length" and np.nanmax(np.abs(on_steps - hpt)) > 1e-6,
+             "the output's clock is length, and on the clock of steps the replay differs")
 capped = replay.replay(out, dict(fma=None, missing=2.0), data=d)
 hptest.check(np.nanmax(np.abs(capped - hpt)) > 1e-6, "with the cap for a missing guard it differs")
 v = subprocess.run([sys.executable, script, "verify", out], capture_output=True, text=True)

@@ -146,8 +146,10 @@ with f5.File(outputs["h5"], "r") as f, f5.File(outputs["csv"], "r") as g:
 # rule written out here: per run and horizon, weights exp(-(E - P)) * (min(E_k) + 0.01) / (E_k +
 # 0.01) with P = 1 for learned; E_k sums each realised target of horizon k's error in learned
 # interval widths (capped at 2; an expert without a value counts 1 while another has one, else 2),
-# times (every / 10) / horizons, decayed by exp(-steps / m) from the step at which it became known
-# (m = 200, 75 for horizons of 200 steps and more), E the sum over horizons;
+# times (every / 10) / horizons / max(c, 0.25), decayed by exp(-steps / m) from the step at which it
+# became known (m = 200 c, 75 c for horizons of 200 c steps and more), E the sum over horizons,
+# c the run's clock: the last step of its group's longest run over 2000 (the default
+# forecast.combination_clock = length);
 # targets known at an origin count there. last, loglin and power enter held inside the learned 90 %
 # interval of their row; power only at origins where its law decays (its forecasts differ between
 # horizons; a flat law, b = 0 or no fit, is left out). The sweep's runs are logged every step.
@@ -168,9 +170,17 @@ with f5.File(outputs["h5"], "r") as f:
     combined = f["baselines/combined/forecast"][...]
     lo_c, hi_c = f["baselines/combined/q05"][...], f["baselines/combined/q95"][...]
     horizons = sorted(set(hz.tolist()))
-    unit = (10 / 10) / len(horizons)
+    ids = {int(g.attrs["index"]): str(g.attrs.get("id", n)) for n, g in f["runs"].items()}
+    with h5().File(os.path.join(sweep, "curves.h5"), "r") as c:
+        group = {n: str(g.attrs.get("group", "")) for n, g in c["runs"].items()}
+        last_step = {n: int(g["step"][-1]) for n, g in c["runs"].items()}
+    group_end = {}
+    for n, g in group.items():
+        group_end[g] = max(group_end.get(g, 0), last_step[n])
     worst = 0.0
     for r in np.unique(run_of):
+        clock = group_end[group[ids[int(r)]]] / 2000
+        unit = (10 / 10) / len(horizons) / max(clock, 0.25)
         rows = np.where(run_of == r)[0]
         e = {h: np.zeros(4) for h in horizons}
         last, pending = None, sorted(rows[~np.isnan(target[rows])], key=lambda i: origin[i] + hz[i] + 5)
@@ -179,7 +189,7 @@ with f5.File(outputs["h5"], "r") as f:
                 j = pending.pop(0)
                 t = origin[j] + hz[j] + 5
                 for h in horizons:
-                    e[h] *= 1.0 if last is None else math.exp(-(t - last) / (75 if h >= 200 else 200))
+                    e[h] *= 1.0 if last is None else math.exp(-(t - last) / (clock * (75 if h >= 200 * clock else 200)))
                 last = t
                 missing = 1.0 if np.any(np.isfinite(ex[:, j])) else 2.0
                 err = np.where(np.isfinite(ex[:, j]), np.abs(ex[:, j] - target[j]) / width[j], missing)
