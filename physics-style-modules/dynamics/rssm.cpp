@@ -46,7 +46,8 @@ void RssmDynamics::for_each_parameter(const ParameterVisitor& fn) const {
 
 void RssmDynamics::rollout(const RolloutInputs<real>& in, const RolloutSettings& settings,
                            const RolloutOutputs<real>& out) const {
-  ensemble_rollout_auto(ExecSpace(), model_.params, reset_, model_.latents, in, settings, out);
+  ensemble_rollout_auto(ExecSpace(), model_.params, reset_, model_.latents, in, settings, out,
+                        &rollout_workspace_);
 }
 
 }  // namespace hpt

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "core/config.hpp"
+#include "kernels/rollout_workspace.hpp"
 #include "kernels/rssm_params.hpp"
 #include "physics-style-modules/dynamics/dynamics.hpp"
 #include "physics-style-modules/dynamics/rssm_model.hpp"
@@ -47,6 +48,8 @@ class RssmDynamics final : public Dynamics {
   GruReset reset_;
   RssmTrainOptions training_;
   std::unique_ptr<RssmOnline<ExecSpace, real>> online_;
+  // The rollouts' device buffers, kept between calls (a cache: rollout() stays const).
+  mutable RolloutWorkspace<real, ExecSpace::memory_space> rollout_workspace_;
 };
 
 }  // namespace hpt

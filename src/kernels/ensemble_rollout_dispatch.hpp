@@ -76,18 +76,19 @@ inline double rollout_executed_flops_per_member_step(const RolloutKernel k, int 
   return rollout_flops_per_member_step(hidden, input, stochastic);
 }
 
-// Runs kernel k (one that rollout_kernel_runs accepts for these sizes).
+// Runs kernel k (one that rollout_kernel_runs accepts for these sizes), in `workspace` where the
+// caller keeps one between calls.
 template <class Space, class Real>
-void ensemble_rollout_with(const RolloutKernel k, const Space& space,
-                           const RssmParams<Real, typename Space::memory_space>& params,
-                           const GruReset reset,
-                           const View2<Real, typename Space::memory_space>& h0,
-                           const RolloutInputs<Real, typename Space::memory_space>& in,
-                           const RolloutSettings& settings,
-                           const RolloutOutputs<Real, typename Space::memory_space>& out) {
+void ensemble_rollout_with(
+    const RolloutKernel k, const Space& space,
+    const RssmParams<Real, typename Space::memory_space>& params, const GruReset reset,
+    const View2<Real, typename Space::memory_space>& h0,
+    const RolloutInputs<Real, typename Space::memory_space>& in, const RolloutSettings& settings,
+    const RolloutOutputs<Real, typename Space::memory_space>& out,
+    RolloutWorkspace<Real, typename Space::memory_space>* workspace = nullptr) {
   switch (k) {
     case RolloutKernel::Persistent:
-      ensemble_rollout_persistent(space, params, reset, h0, in, settings, out);
+      ensemble_rollout_persistent(space, params, reset, h0, in, settings, out, 0, workspace);
       break;
     case RolloutKernel::TiledWide:
       ensemble_rollout_tiled<rollout_tile_rows<Space>()>(space, params, reset, h0, in, settings,
@@ -106,17 +107,16 @@ void ensemble_rollout_with(const RolloutKernel k, const Space& space,
 }
 
 template <class Space, class Real>
-void ensemble_rollout_auto(const Space& space,
-                           const RssmParams<Real, typename Space::memory_space>& params,
-                           const GruReset reset,
-                           const View2<Real, typename Space::memory_space>& h0,
-                           const RolloutInputs<Real, typename Space::memory_space>& in,
-                           const RolloutSettings& settings,
-                           const RolloutOutputs<Real, typename Space::memory_space>& out) {
+void ensemble_rollout_auto(
+    const Space& space, const RssmParams<Real, typename Space::memory_space>& params,
+    const GruReset reset, const View2<Real, typename Space::memory_space>& h0,
+    const RolloutInputs<Real, typename Space::memory_space>& in, const RolloutSettings& settings,
+    const RolloutOutputs<Real, typename Space::memory_space>& out,
+    RolloutWorkspace<Real, typename Space::memory_space>* workspace = nullptr) {
   ensemble_rollout_with(
       choose_rollout_kernel<Space, Real>(params.members(), settings.scenarios, params.hidden(),
                                          params.input(), params.stochastic(), reset),
-      space, params, reset, h0, in, settings, out);
+      space, params, reset, h0, in, settings, out, workspace);
 }
 
 }  // namespace hpt

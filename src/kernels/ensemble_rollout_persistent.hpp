@@ -35,6 +35,7 @@
 #include "kernels/rollout_loss_head.hpp"
 #include "kernels/rollout_prior.hpp"
 #include "kernels/rollout_step.hpp"
+#include "kernels/rollout_workspace.hpp"
 #include "kernels/rssm_params.hpp"
 
 namespace hpt {
@@ -101,7 +102,8 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
     const GruReset reset, const View2<Real, typename Space::memory_space>& h0,
     const RolloutInputs<Real, typename Space::memory_space>& in, const RolloutSettings& settings,
     const RolloutOutputs<Real, typename Space::memory_space>& out,
-    const std::size_t scratch_limit = 0) {
+    const std::size_t scratch_limit = 0,
+    RolloutWorkspace<Real, typename Space::memory_space>* workspace = nullptr) {
   using Mem = typename Space::memory_space;
   const int E = params.members();
   const int H = params.hidden();
@@ -125,14 +127,13 @@ HPT_LAUNCHER void ensemble_rollout_persistent(
   const int P = N * E;
   // Exchange buffers, double-buffered by step parity: a fast team writes step k+1 while a slow one
   // may still read step k, but never step k+2 (it must first pass the barrier the slow one is at).
-  View3<Real, Mem> h_x(Kokkos::view_alloc(Kokkos::WithoutInitializing, "hpt::persistent.h"), 2, P,
-                       H);
-  View3<Real, Mem> rh_x(Kokkos::view_alloc(Kokkos::WithoutInitializing, "hpt::persistent.rh"), 2, P,
-                        reset == GruReset::Before ? H : 0);
-  View4<Real, Mem> part_x(Kokkos::view_alloc(Kokkos::WithoutInitializing, "hpt::persistent.part"),
-                          2, P, T, Q);
-  View1<unsigned int, Mem> counters(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "hpt::persistent.counters"), P);
+  // The caller's workspace where it passes one, else buffers of this call alone.
+  RolloutWorkspace<Real, Mem> own;
+  RolloutWorkspace<Real, Mem>& ws = workspace ? *workspace : own;
+  ws.size_persistent(P, H, T, Q, reset == GruReset::Before);
+  const View3<Real, Mem> h_x = ws.h, rh_x = ws.rh;
+  const View4<Real, Mem> part_x = ws.part;
+  const View1<unsigned int, Mem> counters = ws.counters;
   Kokkos::deep_copy(space, counters, 0u);
 
   using Policy = Kokkos::TeamPolicy<Space>;

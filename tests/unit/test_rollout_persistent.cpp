@@ -113,6 +113,30 @@ TYPED_TEST(RolloutPersistent, DispatcherMatchesExistingKernel) {
   }
 }
 
+// One workspace kept over calls of different sizes (A, B, A again: its buffers reallocated at each
+// change): every call's outputs bit-identical to a call with buffers of its own.
+TYPED_TEST(RolloutPersistent, AKeptWorkspaceGivesTheOutputsOfFreshBuffers) {
+  using Space = typename TypeParam::space;
+  using Real = typename TypeParam::real;
+  using Mem = typename Space::memory_space;
+  if (!on_cuda<Space>()) GTEST_SKIP() << "the persistent kernel runs on CUDA only";
+  std::mt19937 gen(99);
+  hpt::RolloutWorkspace<Real, Mem> workspace;
+  for (const int i : {0, 1, 0, 2}) {
+    const Case& c = kCases[std::size_t(i)];
+    SCOPED_TRACE(case_label(c));
+    const Problem<Real, Mem> pb(c.E, c.H, c.S, c.I, gen);
+    const auto settings = settings_of(c);
+    const auto fresh = all_outputs(run<Space>(Kernel::Persistent, pb, c.reset, settings));
+    const auto kept = all_outputs(
+        hpt::test::run_rollout<Space>(pb, settings, [&](const hpt::RolloutOutputs<Real, Mem>& out) {
+          hpt::ensemble_rollout_persistent(Space(), pb.params, c.reset, pb.h0, pb.in, settings, out,
+                                           0, &workspace);
+        }));
+    for (int o = 0; o < 4; ++o) EXPECT_EQ(kept[o], fresh[o]) << kOutputNames[o];
+  }
+}
+
 // Scratch capped so that only R of a team's weight rows stay on chip (R = 0, 1, about half): the
 // rows read from global memory every step give the same outputs as ensemble_rollout.
 TYPED_TEST(RolloutPersistent, PartlyResidentMatchesExistingKernel) {
