@@ -66,21 +66,28 @@ TEST(PersistentRolloutPlan, WideKeepsPartOfItsRowsInScratch) {
   expect_valid<double>(split<double>(kWide, kSms, kScratch34), kWide, kSms, kScratch34);
 }
 
-TEST(PersistentRolloutPlan, SmallSizesStayFullyResident) {
+// S = 32: 67 head values, 23 vector groups per team; H = 256 over 12 teams of 22 units, whatever
+// the members (E 5 or 3), though the GPU has room for 26 or 44 teams per path. The 66 rows of a
+// team fit Kokkos 4's scratch whole and Kokkos 3.4's in part.
+TEST(PersistentRolloutPlan, SmallSizesTakeTheFewestTeamsTheirGroupsCover) {
   for (const Size& s : {kSmall, kPrototype}) {
     for (const std::size_t scratch : {kScratch34, kScratchH100}) {
       SCOPED_TRACE(::testing::Message() << "E=" << s.E << " scratch=" << scratch);
       const auto plan = split<float>(s, kSms, scratch);
       expect_valid<float>(plan, s, kSms, scratch);
-      EXPECT_EQ(plan.rows_in_scratch, 3 * plan.units_per_team);
+      EXPECT_EQ(plan.teams_per_path, 12);
+      EXPECT_EQ(plan.units_per_team, 22);
+      if (scratch == kScratchH100) {
+        EXPECT_EQ(plan.rows_in_scratch, 3 * plan.units_per_team);
+      } else {
+        EXPECT_LT(plan.rows_in_scratch, 3 * plan.units_per_team);
+      }
     }
   }
-  const auto small = split<float>(kSmall, kSms, kScratch34);
-  EXPECT_EQ(small.teams_per_path, 26);
-  EXPECT_EQ(small.units_per_team, 10);
-  const auto prototype = split<float>(kPrototype, kSms, kScratch34);
-  EXPECT_EQ(prototype.teams_per_path, 43);
-  EXPECT_EQ(prototype.units_per_team, 6);
+  // Fewer multiprocessors than that per path: as many teams as fit.
+  const auto crowded = split<float>(kSmall, 50, kScratchH100);
+  expect_valid<float>(crowded, kSmall, 50, kScratchH100);
+  EXPECT_EQ(crowded.teams_per_path, 10);
 }
 
 // Double at H = 256 did not fit 40 KB whole; it now runs partly resident.
@@ -114,14 +121,20 @@ TEST(PersistentRolloutPlan, ManyPathsOrFewMultiprocessorsAreUnsupported) {
   EXPECT_FALSE(split<float>(Size{5, 1, 1, 64, 32}, kSms, kScratchH100).supported);
 }
 
-// More teams than units: one unit per team.
-TEST(PersistentRolloutPlan, TinyHiddenGetsOneUnitPerTeam) {
+// S = 3: 9 head values, 3 groups per team; H = 8 over 3 teams of 3 units (the last holds 2). With
+// H no larger than the groups, still two teams (the least the kernel runs).
+TEST(PersistentRolloutPlan, TinyHiddenGetsAsManyUnitsAsGroups) {
   const Size s{2, 1, 8, 5, 3};
   const auto plan = split<float>(s, kSms, kScratch34);
   expect_valid<float>(plan, s, kSms, kScratch34);
-  EXPECT_EQ(plan.teams_per_path, 8);
-  EXPECT_EQ(plan.units_per_team, 1);
-  EXPECT_EQ(plan.rows_in_scratch, 3);
+  EXPECT_EQ(plan.teams_per_path, 3);
+  EXPECT_EQ(plan.units_per_team, 3);
+  EXPECT_EQ(plan.rows_in_scratch, 9);
+  const Size few{2, 1, 16, 5, 32};
+  const auto two = split<float>(few, kSms, kScratch34);
+  expect_valid<float>(two, few, kSms, kScratch34);
+  EXPECT_EQ(two.teams_per_path, 2);
+  EXPECT_EQ(two.units_per_team, 8);
 }
 
 // The units read through the caches fill at most the L2 share with their rows in global memory
