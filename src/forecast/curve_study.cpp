@@ -101,12 +101,13 @@ constexpr int kCombinedExperts = 4;  // experts_of's
 
 // The experts of the combined forecast: the learned level forecast (`last` without a model) first,
 // then `last`, `loglin` and `power` where its law decays (a flat law is no forecast of a level that
-// moves: it is what a saturating power law fits to a loss that rises). With a level model the
-// guards are held inside the learned 90 % interval: they may pull the forecast across it, never
-// beyond it (a trend extrapolated into a plateau cannot drag it away).
-std::vector<double> experts_of(const ForecastRow& row, bool learned) {
+// moves: it is what a saturating power law fits to a loss that rises). With `clamp` (a level model,
+// see CurveStudy::clamps_guards) the guards are held inside the learned 90 % interval: they may
+// pull the forecast across it, never beyond it (a trend extrapolated into a plateau cannot drag it
+// away).
+std::vector<double> experts_of(const ForecastRow& row, bool clamp) {
   std::vector<double> experts{row.base[kLearnedSlot], row.base[0], row.base[1], row.power_guard};
-  if (!learned) return experts;
+  if (!clamp) return experts;
   const double lo = row.base_lo[kLearnedSlot], hi = row.base_hi[kLearnedSlot];
   for (std::size_t i = 1; i < experts.size(); ++i)
     if (std::isfinite(experts[i]) && lo <= hi) experts[i] = std::clamp(experts[i], lo, hi);
@@ -201,6 +202,16 @@ CurveStudy::CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings&
   host_origin_ = Kokkos::create_mirror_view(origin_active_);
   const RunBlock block = run_block(R, comm_.rank(), comm_.size());
   first_run_ = block.first, end_run_ = block.end;
+}
+
+// With a level model; with forecast.guard_clamp = length only on runs of at least a quarter of
+// the reference length (the learned interval, fitted on step-level curves, is no bound for the
+// guards of a run logged at a few dozen points).
+bool CurveStudy::clamps_guards(int run) const {
+  const double length = double(group_end_[std::size_t(group_[std::size_t(run)])]);
+  return !settings_.level_model.empty() &&
+         (!settings_.guard_clamp_by_length ||
+          length >= ForecastCombination::kMinClampClock * ForecastCombination::kReferenceSteps);
 }
 
 CurveStudyResult CurveStudy::run(const std::function<void(const ReplayProgress&)>& progress) {
@@ -329,8 +340,8 @@ void CurveStudy::score_due(long long g) {
       batch_errors[std::size_t(b * K + row.k)].push_back(row.target - row.base[b]);
     }
     const bool learned = !settings_.level_model.empty();
-    combination_.update(row.run, row.k, it->first, experts_of(row, learned), row.target,
-                        evidence_unit(row, learned));
+    combination_.update(row.run, row.k, it->first, experts_of(row, clamps_guards(row.run)),
+                        row.target, evidence_unit(row, learned));
     if (learned && row.base_inside[kCombinedSlot] >= 0) {
       const Interval raw{row.combined_raw_lo, row.base[kCombinedSlot], row.combined_raw_hi};
       combined_inside[std::size_t(row.k)].push_back(char(row.base_inside[kCombinedSlot]));
@@ -640,7 +651,8 @@ void CurveStudy::combine_with_intervals(ForecastRow& row, const LevelForecast& l
     row.base_lo[kLearnedSlot] = learned.lo;
     row.base_hi[kLearnedSlot] = learned.hi;
   }
-  row.base[kCombinedSlot] = combination_.combine(row.run, row.k, experts_of(row, has_model));
+  row.base[kCombinedSlot] =
+      combination_.combine(row.run, row.k, experts_of(row, clamps_guards(row.run)));
   if (!has_model) empirical_interval(kCombinedSlot);
 }
 

@@ -58,16 +58,17 @@ struct CurveStudySettings {
   StopRule stop_rule = StopRule::kProbability;        // forecast.stop_rule
   double stop_quantile = 0.4;                         // forecast.stop_quantile (rule both)
   StopAgainst stop_against = StopAgainst::kInterval;  // forecast.stop_against
-  bool ensemble = true;               // forecast.ensemble: off leaves the hpt column NaN
-  bool stop_on_validation = false;    // forecast.stop_on = validation (else train)
-  bool combination_by_length = true;  // forecast.combination_clock = length (else steps)
-  std::uint64_t seed = 1;             // run.seed
-  std::size_t print_every = 100;      // run.print_every
-  RssmTrainOptions training;          // [dynamics] online training
-  LevelModel level_model;             // forecast.pretrained; empty: `learned` repeats `last`
-  LevelModel sparse_model;            // forecast.pretrained_sparse; empty: level_model for all
-  LevelModel final_model;             // forecast.final_model; empty: level_model to the run's end
-  FinetuneSettings finetune;          // forecast.finetune*: refits of level_model per group
+  bool ensemble = true;                // forecast.ensemble: off leaves the hpt column NaN
+  bool stop_on_validation = false;     // forecast.stop_on = validation (else train)
+  bool combination_by_length = true;   // forecast.combination_clock = length (else steps)
+  bool guard_clamp_by_length = false;  // forecast.guard_clamp = length (else always)
+  std::uint64_t seed = 1;              // run.seed
+  std::size_t print_every = 100;       // run.print_every
+  RssmTrainOptions training;           // [dynamics] online training
+  LevelModel level_model;              // forecast.pretrained; empty: `learned` repeats `last`
+  LevelModel sparse_model;             // forecast.pretrained_sparse; empty: level_model for all
+  LevelModel final_model;              // forecast.final_model; empty: level_model to the run's end
+  FinetuneSettings finetune;           // forecast.finetune*: refits of level_model per group
 };
 
 // One scored forecast (run, origin, horizon index k) of hpt and the baselines. Log losses.
@@ -261,6 +262,8 @@ class CurveStudy {
 
  private:
   int runs_count() const { return int(runs_.size()); }
+  // Whether the combined forecast holds the guards of `run` inside the learned interval.
+  bool clamps_guards(int run) const;
   int horizon_count() const { return int(settings_.horizons.size()); }
   void replay(const std::function<void(const ReplayProgress&)>& progress);
   void push_step(long long g);

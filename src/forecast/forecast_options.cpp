@@ -147,6 +147,11 @@ void declare_forecast_options(OptionSchema& s) {
                "at 80 points forgets its evidence as a 2000-step run does, and weighs each target "
                "up to four times more) or steps (logged steps, as on a 2000-step run, whatever "
                "the run's length)");
+  s.add_choice("forecast.guard_clamp", "always", {"always", "length"},
+               "where the combined forecast holds its guards (last, loglin, power) inside the "
+               "learned 90 % interval: always (with a level model) or length (only on runs whose "
+               "group's planned length is at least 500 steps, a quarter of the 2000 the "
+               "combination's constants are set for: on shorter runs the guards are free)");
   s.add_choice("forecast.ensemble", "on", {"on", "off"},
                "hpt's RSSM ensemble (the hpt column, trained online): on, or off for the other "
                "forecasters alone, many times faster on large sweeps");
@@ -191,6 +196,7 @@ CurveStudySettings read_curve_study_settings(const Config& c) {
   s.ensemble = c.get_string("forecast.ensemble") == "on";
   s.stop_on_validation = c.get_string("forecast.stop_on") == "validation";
   s.combination_by_length = c.get_string("forecast.combination_clock") == "length";
+  s.guard_clamp_by_length = c.get_string("forecast.guard_clamp") == "length";
   if (s.stop_on_validation && !s.stop_by_learned)
     throw InputError(
         "forecast.stop_on = validation: the validation forecast is the learned one, but "
