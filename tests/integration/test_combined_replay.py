@@ -2,7 +2,8 @@
 """run/post/combined-replay: replayed from a forecast output alone, the combined forecast equals the
 one hpt wrote, row for row; the same replay without the clamp of the guards, without the error
 ratio of the weights, with one memory for every horizon, on the clock of logged steps, or with the
-cap for a missing guard, differs (so the check sees each). With the ensemble on, its `residual` report gives per horizon the least-squares
+cap for a missing guard, differs; with forecast.guard_clamp = length on runs of 300 steps the guards
+are free, and the replay follows (so the check sees each). With the ensemble on, its `residual` report gives per horizon the least-squares
 share of the learned forecast's error that the ensemble's median explains."""
 import os
 import subprocess
@@ -41,6 +42,28 @@ hptest.check(d["clock"] == "length" and np.nanmax(np.abs(on_steps - hpt)) > 1e-6
              "the output's clock is length, and on the clock of steps the replay differs")
 capped = replay.replay(out, dict(fma=None, missing=2.0), data=d)
 hptest.check(np.nanmax(np.abs(capped - hpt)) > 1e-6, "with the cap for a missing guard it differs")
+# forecast.guard_clamp = length on runs of 300 steps (the sweep's first 300 steps): their guards
+# are not clamped; the replay, which reads the option from the deck, follows; with the clamp it
+# differs.
+short_curves = os.path.join(a.work, "short_curves.h5")
+with h5py.File(curves, "r") as src, h5py.File(short_curves, "w") as dst:
+    for name, g in src["runs"].items():
+        for key in ("step", "loss", "lr"):
+            dst.create_dataset(f"runs/{name}/{key}", data=g[key][:300])
+r = hptest.run(a.hpt, hptest.deck_path(a.root, "forecast.ini"), f"forecast.input={short_curves}",
+               "forecast.horizons=10,50", "forecast.every=10", "forecast.ensemble=off",
+               "forecast.guard_clamp=length", f"output.dir={a.work}", "output.name=short", cwd=a.root)
+hptest.check(r.returncode == 0, "forecast mode on short runs with guard_clamp = length",
+             r.stderr[-2000:])
+short_out = os.path.join(a.work, "short.h5")
+ds = replay.load(short_out)
+free = replay.replay(short_out, dict(fma=None), data=ds)
+clamped = replay.replay(short_out, dict(fma=None, guard_clamp="always"), data=ds)
+diff = np.nanmax(np.abs(free - ds["base"]["combined"]))
+hptest.check(ds["guard_clamp"] == "length" and diff < 1e-9,
+             "short runs: the replay without the clamp equals hpt's combined forecast", f"{diff}")
+hptest.check(np.nanmax(np.abs(clamped - ds["base"]["combined"])) > 1e-6,
+             "short runs: replayed with the clamp it differs")
 v = subprocess.run([sys.executable, script, "verify", out], capture_output=True, text=True)
 hptest.check(v.returncode == 0 and "NaN mismatches 0" in v.stdout, "the verify command runs", v.stdout + v.stderr)
 
