@@ -39,7 +39,8 @@ class ForecastCombination {
   // A target of a short run weighs at most 1 / this times one of a run of kReferenceSteps: heavier
   // evidence from a few noisy points moves the weights after the noise.
   static constexpr double kMinWeightClock = 0.25;
-  // With forecast.guard_clamp = length, runs on a shorter clock keep their guards unclamped.
+  // With forecast.guard_clamp = length, runs shorter than this times kReferenceSteps keep their
+  // guards free of the learned interval.
   static constexpr double kMinClampClock = 0.25;
 
   // `spacing`: each run's steps between two origins; `experts`: how many, the learned one first;
