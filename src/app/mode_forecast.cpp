@@ -9,7 +9,7 @@
 #include "core/communicator.hpp"
 #include "core/error.hpp"
 #include "core/registry.hpp"
-#include "forecast/stop_rule_words.hpp"
+#include "app/stop_rule_words.hpp"
 #include "forecast/curve_study.hpp"
 #include "forecast/forecast_options.hpp"
 #include "forecast/origin_share.hpp"
@@ -220,9 +220,8 @@ void print_summary(const CurveStudyResult& result, const std::vector<forecast::C
             << " (the hpt row above is the RSSM ensemble alone)\n"
             << headline_table(result).str() << validation_table(result) << "stop list at "
             << io::fmt(s.stop_at) << " of each run: " << s.stopped_count << " of " << R
-            << " runs stopped ("
-            << forecast::stop_rule_words(s.rule, s.below_probability, s.quantile) << "), saving "
-            << s.total_steps_saved << " of " << result.timings.run_steps
+            << " runs stopped (" << stop_rule_words(s.rule, s.below_probability, s.quantile)
+            << "), saving " << s.total_steps_saved << " of " << result.timings.run_steps
             << " run-steps; the eventually best run of every group "
             << (s.best_run_kept ? "kept" : "NOT kept (one was STOPPED)") << " (best of all: '"
             << runs[std::size_t(s.best_run)].id << "')\n";

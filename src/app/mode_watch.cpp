@@ -12,7 +12,7 @@
 #include "app/watch_actions.hpp"
 #include "app/watch_options.hpp"
 #include "core/error.hpp"
-#include "forecast/stop_rule_words.hpp"
+#include "app/stop_rule_words.hpp"
 #include "forecast/pretrain_options.hpp"
 #include "io/console.hpp"
 #include "io/level_model_file.hpp"
@@ -134,7 +134,7 @@ void print_start(const Config& c, const forecast::LiveJudgeSettings& s) {
             << io::fmt(s.stop_at)
             << " of its planned last step (watch.final_step = " << s.final_step
             << ", or its final_step column), stopped when "
-            << forecast::stop_rule_words(s.stop_rule, 1 - s.stop_confidence, s.stop_quantile)
+            << stop_rule_words(s.stop_rule, 1 - s.stop_confidence, s.stop_quantile)
             << "; watch.act = " << c.get_string("watch.act") << std::endl;
   if (!s.final_model.empty())
     std::cout << "final levels from forecast.final_model = '" << forecast::final_model_path(c)

@@ -5,9 +5,9 @@
 
 #include "forecast/stop_rule.hpp"
 
-namespace hpt::forecast {
+namespace hpt::app {
 
 // below_probability: 1 - forecast.stop_confidence; quantile: forecast.stop_quantile (rule both).
-std::string stop_rule_words(StopRule rule, double below_probability, double quantile);
+std::string stop_rule_words(forecast::StopRule rule, double below_probability, double quantile);
 
-}  // namespace hpt::forecast
+}  // namespace hpt::app
