@@ -96,6 +96,25 @@ double forecast_last(const std::vector<double>& loss, int n) {
   return log_loss(sum / double(m));
 }
 
+namespace {
+
+// |slope| / sqrt(rss / (m - 2) / sxx) of the centred line through entries [begin, n) (m >= 3);
+// infinite where the line fits exactly.
+double slope_t_stat(const std::vector<long long>& steps, const std::vector<double>& loss, int begin,
+                    int n, double my, double mx, double slope, double sxx) {
+  const long long t = steps[std::size_t(n - 1)];
+  double rss = 0;
+  for (int i = begin; i < n; ++i) {
+    const double dx = double(steps[std::size_t(i)] - t) - mx;
+    const double r = log_loss(loss[std::size_t(i)]) - my - slope * dx;
+    rss += r * r;
+  }
+  const double se = std::sqrt(rss / double(n - begin - 2) / sxx);
+  return se > 0 ? std::abs(slope) / se : std::numeric_limits<double>::infinity();
+}
+
+}  // namespace
+
 LogLinLine fit_loglin(const std::vector<long long>& steps, const std::vector<double>& loss, int n,
                       int window) {
   const long long t = steps[std::size_t(n - 1)];
@@ -117,7 +136,8 @@ LogLinLine fit_loglin(const std::vector<long long>& steps, const std::vector<dou
     sxx += dx * dx;
     sxy += dx * (log_loss(loss[std::size_t(i)]) - my);
   }
-  return {my, mx, sxy / sxx};
+  const double slope = sxy / sxx;
+  return {my, mx, slope, m < 4 ? 0.0 : slope_t_stat(steps, loss, begin, n, my, mx, slope, sxx)};
 }
 
 double forecast_loglin(const std::vector<long long>& steps, const std::vector<double>& loss, int n,

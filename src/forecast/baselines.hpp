@@ -22,9 +22,10 @@ double target_log_loss(const std::vector<long long>& steps, const std::vector<do
 // `last`: log of the mean of the newest min(10, n) losses.
 double forecast_last(const std::vector<double>& loss, int n);
 
-// `loglin`'s line: log loss at t + h = mean + slope * (h - centre), h in steps after t.
+// `loglin`'s line: log loss at t + h = mean + slope * (h - centre), h in steps after t; t_stat is
+// |slope| over its standard error from the line's own residuals (0 with fewer than 4 entries).
 struct LogLinLine {
-  double mean = 0, centre = 0, slope = 0;
+  double mean = 0, centre = 0, slope = 0, t_stat = 0;
   double at(double h) const { return mean + slope * (h - centre); }
 };
 // The least-squares line of log loss against step over the entries with step in (t - window, t]

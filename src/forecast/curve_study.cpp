@@ -101,16 +101,17 @@ constexpr int kCombinedExperts = 4;  // experts_of's
 
 // The experts of the combined forecast: the learned level forecast (`last` without a model) first,
 // then `last`, `loglin` and `power` where its law decays (a flat law is no forecast of a level that
-// moves: it is what a saturating power law fits to a loss that rises). With `clamp` (a level model,
-// see CurveStudy::clamps_guards) the guards are held inside the learned 90 % interval: they may
-// pull the forecast across it, never beyond it (a trend extrapolated into a plateau cannot drag it
-// away).
-std::vector<double> experts_of(const ForecastRow& row, bool clamp) {
+// moves: it is what a saturating power law fits to a loss that rises). The guards that `hold`
+// names (with a level model, see CurveStudy::guard_hold) are held inside the learned 90 % interval:
+// they may pull the forecast across it, never beyond it (a trend extrapolated into a plateau cannot
+// drag it away).
+std::vector<double> experts_of(const ForecastRow& row, GuardHold hold) {
   std::vector<double> experts{row.base[kLearnedSlot], row.base[0], row.base[1], row.power_guard};
-  if (!clamp) return experts;
   const double lo = row.base_lo[kLearnedSlot], hi = row.base_hi[kLearnedSlot];
-  for (std::size_t i = 1; i < experts.size(); ++i)
-    if (std::isfinite(experts[i]) && lo <= hi) experts[i] = std::clamp(experts[i], lo, hi);
+  for (std::size_t i = 1; i < experts.size(); ++i) {
+    const bool held = i == 2 ? hold.loglin : hold.others;
+    if (held && std::isfinite(experts[i]) && lo <= hi) experts[i] = std::clamp(experts[i], lo, hi);
+  }
   return experts;
 }
 
@@ -204,14 +205,18 @@ CurveStudy::CurveStudy(const std::vector<Curve>& runs, const CurveStudySettings&
   first_run_ = block.first, end_run_ = block.end;
 }
 
-// With a level model; with forecast.guard_clamp = length only on runs of at least a quarter of
-// the reference length (the learned interval, fitted on step-level curves, is no bound for the
-// guards of a run logged at a few dozen points).
-bool CurveStudy::clamps_guards(int run) const {
-  const double length = double(group_end_[std::size_t(group_[std::size_t(run)])]);
-  return !settings_.level_model.empty() &&
-         (!settings_.guard_clamp_by_length ||
-          length >= ForecastCombination::kMinClampClock * ForecastCombination::kReferenceSteps);
+// With a level model; with forecast.guard_clamp = length or trend only on runs of at least a
+// quarter of the reference length (the learned interval, fitted on step-level curves, is no bound
+// for the guards of a run logged at a few dozen points), except that with trend a short run's
+// `loglin` stays held where its slope is not significant (a line through noise).
+GuardHold CurveStudy::guard_hold(const ForecastRow& row) const {
+  if (settings_.level_model.empty()) return {};
+  const double length = double(group_end_[std::size_t(group_[std::size_t(row.run)])]);
+  if (settings_.guard_clamp == GuardClamp::kAlways ||
+      length >= ForecastCombination::kMinClampClock * ForecastCombination::kReferenceSteps)
+    return {true, true};
+  const bool noise = !(row.loglin_t >= ForecastCombination::kTrendSignificance);
+  return {false, settings_.guard_clamp == GuardClamp::kTrend && noise};
 }
 
 CurveStudyResult CurveStudy::run(const std::function<void(const ReplayProgress&)>& progress) {
@@ -340,8 +345,8 @@ void CurveStudy::score_due(long long g) {
       batch_errors[std::size_t(b * K + row.k)].push_back(row.target - row.base[b]);
     }
     const bool learned = !settings_.level_model.empty();
-    combination_.update(row.run, row.k, it->first, experts_of(row, clamps_guards(row.run)),
-                        row.target, evidence_unit(row, learned));
+    combination_.update(row.run, row.k, it->first, experts_of(row, guard_hold(row)), row.target,
+                        evidence_unit(row, learned));
     if (learned && row.base_inside[kCombinedSlot] >= 0) {
       const Interval raw{row.combined_raw_lo, row.base[kCombinedSlot], row.combined_raw_hi};
       combined_inside[std::size_t(row.k)].push_back(char(row.base_inside[kCombinedSlot]));
@@ -612,7 +617,9 @@ ForecastRow CurveStudy::forecast_row(const CurveForecast& f, const OriginFits& f
     row.q95 = iv.hi;
   }
   row.base[0] = forecast_last(run.loss, n);
-  row.base[1] = forecast_loglin(run.steps, run.loss, n, h);
+  const LogLinLine loglin = fit_loglin(run.steps, run.loss, n);
+  row.base[1] = loglin.at(double(h));
+  row.loglin_t = loglin.t_stat;
   row.base[2] = forecast_power(fits.power, run.steps, run.loss, n, h);
   row.power_guard = power_guard(run, fits.power, n, h);
   row.base[kLawSlot] =
@@ -651,8 +658,7 @@ void CurveStudy::combine_with_intervals(ForecastRow& row, const LevelForecast& l
     row.base_lo[kLearnedSlot] = learned.lo;
     row.base_hi[kLearnedSlot] = learned.hi;
   }
-  row.base[kCombinedSlot] =
-      combination_.combine(row.run, row.k, experts_of(row, clamps_guards(row.run)));
+  row.base[kCombinedSlot] = combination_.combine(row.run, row.k, experts_of(row, guard_hold(row)));
   if (!has_model) empirical_interval(kCombinedSlot);
 }
 

@@ -43,6 +43,16 @@ inline constexpr const char* kForecasterNames[kForecasters] = {"hpt", "last",   
 constexpr int kMinOriginEntries = 10;   // a run is forecast once it has this many steps
 constexpr double kProgressSeconds = 5;  // longest wall time between two progress lines
 
+// Where the combined forecast holds its guards inside the learned 90 % interval
+// (forecast.guard_clamp): on every run; on runs of at least 500 steps only; or as kLength, except
+// that a short run's `loglin` is held where its slope is not significant.
+enum class GuardClamp { kAlways, kLength, kTrend };
+
+// Which guards a combined forecast holds inside the learned interval: `last` and `power`, `loglin`.
+struct GuardHold {
+  bool others = false, loglin = false;
+};
+
 // What the study computes with (forecast_options.hpp reads it from the deck).
 struct CurveStudySettings {
   std::vector<int> horizons;  // forecast.horizons
@@ -58,17 +68,17 @@ struct CurveStudySettings {
   StopRule stop_rule = StopRule::kProbability;        // forecast.stop_rule
   double stop_quantile = 0.4;                         // forecast.stop_quantile (rule both)
   StopAgainst stop_against = StopAgainst::kInterval;  // forecast.stop_against
-  bool ensemble = true;                // forecast.ensemble: off leaves the hpt column NaN
-  bool stop_on_validation = false;     // forecast.stop_on = validation (else train)
-  bool combination_by_length = true;   // forecast.combination_clock = length (else steps)
-  bool guard_clamp_by_length = false;  // forecast.guard_clamp = length (else always)
-  std::uint64_t seed = 1;              // run.seed
-  std::size_t print_every = 100;       // run.print_every
-  RssmTrainOptions training;           // [dynamics] online training
-  LevelModel level_model;              // forecast.pretrained; empty: `learned` repeats `last`
-  LevelModel sparse_model;             // forecast.pretrained_sparse; empty: level_model for all
-  LevelModel final_model;              // forecast.final_model; empty: level_model to the run's end
-  FinetuneSettings finetune;           // forecast.finetune*: refits of level_model per group
+  bool ensemble = true;                          // forecast.ensemble: off leaves the hpt column NaN
+  bool stop_on_validation = false;               // forecast.stop_on = validation (else train)
+  bool combination_by_length = true;             // forecast.combination_clock = length (else steps)
+  GuardClamp guard_clamp = GuardClamp::kAlways;  // forecast.guard_clamp
+  std::uint64_t seed = 1;                        // run.seed
+  std::size_t print_every = 100;                 // run.print_every
+  RssmTrainOptions training;                     // [dynamics] online training
+  LevelModel level_model;     // forecast.pretrained; empty: `learned` repeats `last`
+  LevelModel sparse_model;    // forecast.pretrained_sparse; empty: level_model for all
+  LevelModel final_model;     // forecast.final_model; empty: level_model to the run's end
+  FinetuneSettings finetune;  // forecast.finetune*: refits of level_model per group
 };
 
 // One scored forecast (run, origin, horizon index k) of hpt and the baselines. Log losses.
@@ -87,6 +97,8 @@ struct ForecastRow {
   // `power` where its fit found a decay (b > 0), NaN where it did not (a flat law, or no fit): the
   // combined forecast's fourth expert.
   double power_guard = kNaN;
+  // `loglin`'s slope over its standard error at this origin (LogLinLine::t_stat).
+  double loglin_t = kNaN;
   // The raw interval the combined forecast's calibration widened: combined_raw_interval with its
   // halves floored at the median half of the origin's raw intervals of this horizon
   // (forecast/sweep_half_floor.hpp).
@@ -262,8 +274,8 @@ class CurveStudy {
 
  private:
   int runs_count() const { return int(runs_.size()); }
-  // Whether the combined forecast holds the guards of `run` inside the learned interval.
-  bool clamps_guards(int run) const;
+  // Which guards the combined forecast holds inside the learned interval for `row`.
+  GuardHold guard_hold(const ForecastRow& row) const;
   int horizon_count() const { return int(settings_.horizons.size()); }
   void replay(const std::function<void(const ReplayProgress&)>& progress);
   void push_step(long long g);

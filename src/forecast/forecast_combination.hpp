@@ -42,6 +42,9 @@ class ForecastCombination {
   // With forecast.guard_clamp = length, runs shorter than this times kReferenceSteps keep their
   // guards free of the learned interval.
   static constexpr double kMinClampClock = 0.25;
+  // With forecast.guard_clamp = trend, such a run's `loglin` is free only where its slope is at
+  // least this many standard errors from zero.
+  static constexpr double kTrendSignificance = 3.0;
 
   // `spacing`: each run's steps between two origins; `experts`: how many, the learned one first;
   // `horizons`: the horizons (steps) that share the evidence. A target weighs (spacing /

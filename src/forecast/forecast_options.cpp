@@ -147,11 +147,13 @@ void declare_forecast_options(OptionSchema& s) {
                "at 80 points forgets its evidence as a 2000-step run does, and weighs each target "
                "up to four times more) or steps (logged steps, as on a 2000-step run, whatever "
                "the run's length)");
-  s.add_choice("forecast.guard_clamp", "always", {"always", "length"},
+  s.add_choice("forecast.guard_clamp", "always", {"always", "length", "trend"},
                "where the combined forecast holds its guards (last, loglin, power) inside the "
-               "learned 90 % interval: always (with a level model) or length (only on runs whose "
+               "learned 90 % interval: always (with a level model), length (only on runs whose "
                "group's planned length is at least 500 steps, a quarter of the 2000 the "
-               "combination's constants are set for: on shorter runs the guards are free)");
+               "combination's constants are set for: on shorter runs the guards are free) or "
+               "trend (as length, but a short run's loglin stays held at origins where its slope "
+               "is less than 3 standard errors from zero)");
   s.add_choice("forecast.ensemble", "on", {"on", "off"},
                "hpt's RSSM ensemble (the hpt column, trained online): on, or off for the other "
                "forecasters alone, many times faster on large sweeps");
@@ -196,7 +198,10 @@ CurveStudySettings read_curve_study_settings(const Config& c) {
   s.ensemble = c.get_string("forecast.ensemble") == "on";
   s.stop_on_validation = c.get_string("forecast.stop_on") == "validation";
   s.combination_by_length = c.get_string("forecast.combination_clock") == "length";
-  s.guard_clamp_by_length = c.get_string("forecast.guard_clamp") == "length";
+  const std::string& clamp = c.get_string("forecast.guard_clamp");
+  s.guard_clamp = clamp == "length"  ? GuardClamp::kLength
+                  : clamp == "trend" ? GuardClamp::kTrend
+                                     : GuardClamp::kAlways;
   if (s.stop_on_validation && !s.stop_by_learned)
     throw InputError(
         "forecast.stop_on = validation: the validation forecast is the learned one, but "

@@ -3,7 +3,8 @@
 one hpt wrote, row for row; the same replay without the clamp of the guards, without the error
 ratio of the weights, with one memory for every horizon, on the clock of logged steps, or with the
 cap for a missing guard, differs; with forecast.guard_clamp = length on runs of 300 steps the guards
-are free, and the replay follows (so the check sees each). With the ensemble on, its `residual` report gives per horizon the least-squares
+are free, and with trend free but for loglin where its slope is noise, and the replay follows
+(so the check sees each). With the ensemble on, its `residual` report gives per horizon the least-squares
 share of the learned forecast's error that the ensemble's median explains."""
 import os
 import subprocess
@@ -64,6 +65,42 @@ hptest.check(ds["guard_clamp"] == "length" and diff < 1e-9,
              "short runs: the replay without the clamp equals hpt's combined forecast", f"{diff}")
 hptest.check(np.nanmax(np.abs(clamped - ds["base"]["combined"])) > 1e-6,
              "short runs: replayed with the clamp it differs")
+# forecast.guard_clamp = trend on the same short runs: /forecasts/loglin_t is loglin's slope over
+# its standard error (recomputed here from the curves over the steps (t - 100, t]); the replay
+# follows hpt, and differs from both length and always where some rows' slopes are noise and
+# others' are not.
+r = hptest.run(a.hpt, hptest.deck_path(a.root, "forecast.ini"), f"forecast.input={short_curves}",
+               "forecast.horizons=10,50", "forecast.every=10", "forecast.ensemble=off",
+               "forecast.guard_clamp=trend", f"output.dir={a.work}", "output.name=trend", cwd=a.root)
+hptest.check(r.returncode == 0, "forecast mode on short runs with guard_clamp = trend", r.stderr[-2000:])
+trend_out = os.path.join(a.work, "trend.h5")
+dt = replay.load(trend_out)
+with h5py.File(short_curves, "r") as f:
+    by_id = {name: (f[f"runs/{name}/step"][:], np.log(np.maximum(f[f"runs/{name}/loss"][:], 1e-12)))
+             for name in f["runs"]}
+worst = 0.0
+for i in range(0, len(dt["run"]), 37):
+    st, y = by_id[dt["ids"][int(dt["run"][i])]]
+    o = dt["origin"][i]
+    sel = (st <= o) & (st > o - 100)
+    x, yy = st[sel].astype(float), y[sel]
+    if len(x) < 4:
+        continue
+    b, c = np.polyfit(x, yy, 1)
+    se = np.sqrt(np.sum((yy - b * x - c) ** 2) / (len(x) - 2) / np.sum((x - x.mean()) ** 2))
+    worst = max(worst, abs(dt["loglin_t"][i] - abs(b) / se) / (abs(b) / se))
+hptest.check(worst < 1e-6, "loglin_t is the slope over its standard error", f"{worst}")
+significant = dt["loglin_t"] >= 3
+hptest.check(significant.any() and (~significant).any(), "some rows' slopes are significant, some not",
+             f"{significant.mean()}")
+trend = replay.replay(trend_out, dict(fma=None), data=dt)
+diff = np.nanmax(np.abs(trend - dt["base"]["combined"]))
+hptest.check(dt["guard_clamp"] == "trend" and diff < 1e-9, "short runs: the replay equals hpt with trend",
+             f"{diff}")
+for other in ("length", "always"):
+    alt = replay.replay(trend_out, dict(fma=None, guard_clamp=other), data=dt)
+    hptest.check(np.nanmax(np.abs(alt - dt["base"]["combined"])) > 1e-6,
+                 f"short runs: replayed with {other} it differs")
 v = subprocess.run([sys.executable, script, "verify", out], capture_output=True, text=True)
 hptest.check(v.returncode == 0 and "NaN mismatches 0" in v.stdout, "the verify command runs", v.stdout + v.stderr)
 

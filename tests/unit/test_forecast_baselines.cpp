@@ -82,6 +82,41 @@ TEST(ForecastBaselines, LogLinUsesOnlyTheLastHundredStepsAgainstAPlainFit) {
   EXPECT_DOUBLE_EQ(forecast_loglin(sparse, two, 2, 10), forecast_last(two, 2));
 }
 
+// The slope's t statistic against plain normal equations and residuals: a noisy fall over the
+// last 100 steps, noise alone (|t| small), an exact line (infinite), fewer than 4 entries (0).
+TEST(ForecastBaselines, LogLinSlopeTStatisticAgainstAPlainFit) {
+  const auto steps = range_steps(0, 200);
+  std::mt19937 gen(3);
+  std::normal_distribution<double> noise(0.0, 0.05);
+  for (const double fall : {0.002, 0.0}) {
+    std::vector<double> loss;
+    for (int i = 0; i < 200; ++i) loss.push_back(std::exp(1.0 - fall * i + noise(gen)));
+    const int n = 180;
+    double sx = 0, sy = 0, sxx = 0, sxy = 0, m = 0;
+    for (int i = n - 100; i < n; ++i) {
+      const double x = i, y = std::log(loss[std::size_t(i)]);
+      sx += x, sy += y, sxx += x * x, sxy += x * y, m += 1;
+    }
+    const double slope = (m * sxy - sx * sy) / (m * sxx - sx * sx);
+    const double icept = (sy - slope * sx) / m;
+    double rss = 0;
+    for (int i = n - 100; i < n; ++i) {
+      const double r = std::log(loss[std::size_t(i)]) - icept - slope * i;
+      rss += r * r;
+    }
+    const double t = std::abs(slope) / std::sqrt(rss / (m - 2) / (sxx - sx * sx / m));
+    const LogLinLine line = fit_loglin(steps, loss, n);
+    EXPECT_NEAR(line.t_stat, t, 1e-8 * t) << "fall " << fall;
+    if (fall > 0) {
+      EXPECT_GT(line.t_stat, 10.0);
+    }
+  }
+  std::vector<double> exact;
+  for (int i = 0; i < 200; ++i) exact.push_back(std::exp(1.0 - 0.003 * i));
+  EXPECT_GT(fit_loglin(steps, exact, 50).t_stat, 1e6);
+  EXPECT_EQ(fit_loglin(steps, exact, 3).t_stat, 0.0);
+}
+
 TEST(ForecastBaselines, PowerLawFitRecoversAnExactPowerLaw) {
   for (const auto& truth : {PowerLaw{0.3, 2.0, 0.73, 0, true}, PowerLaw{0.0, 5.0, 0.4, 0, true},
                             PowerLaw{1.2, 0.8, 1.9, 0, true}}) {
