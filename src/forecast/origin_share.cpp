@@ -9,7 +9,7 @@ namespace hpt::forecast {
 namespace {
 
 // Numbers per marked run: K forecast rows, K validation rows, one final forecast.
-constexpr std::size_t kRowNumbers = 11 + 4 * kBaselines;
+constexpr std::size_t kRowNumbers = 12 + 4 * kBaselines;
 constexpr std::size_t kValidationNumbers = 11;
 constexpr std::size_t kFinalNumbers = 3;
 
@@ -25,6 +25,7 @@ void put(std::vector<double>& out, const ForecastRow& r) {
   out.insert(out.end(), r.base_hi, r.base_hi + kBaselines);
   for (int b = 0; b < kBaselines; ++b) out.push_back(double(r.base_inside[b]));
   out.push_back(double(r.inside));
+  out.push_back(r.loglin_t);
 }
 
 void put(std::vector<double>& out, const ValidationRow& v) {
@@ -47,6 +48,7 @@ void take(const double*& at, ForecastRow& r) {
   std::copy(at, at + kBaselines, r.base_hi), at += kBaselines;
   for (int b = 0; b < kBaselines; ++b) r.base_inside[b] = int(*at++);
   r.inside = int(*at++);
+  r.loglin_t = *at++;
 }
 
 void take(const double*& at, ValidationRow& v) {

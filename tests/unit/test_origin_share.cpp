@@ -33,6 +33,7 @@ OriginWork sample_work(int n, int K) {
       r.mean = next(), r.q05 = -0.0, r.q50 = next(), r.q95 = next();
       r.raw_q05 = next(), r.raw_q95 = std::numeric_limits<double>::infinity(), r.target = next();
       r.inside = k % 2;
+      r.loglin_t = next();
       for (int b = 0; b < kBaselines; ++b) {
         r.base[b] = next(), r.base_lo[b] = next(),
         r.base_hi[b] = b == 2 ? ForecastRow::kNaN : next();
@@ -55,8 +56,9 @@ void expect_same(const ForecastRow& a, const ForecastRow& b) {
   EXPECT_EQ(a.origin, b.origin);
   EXPECT_EQ(a.k, b.k);
   EXPECT_EQ(a.inside, b.inside);
-  for (const auto m : {&ForecastRow::mean, &ForecastRow::q05, &ForecastRow::q50, &ForecastRow::q95,
-                       &ForecastRow::raw_q05, &ForecastRow::raw_q95, &ForecastRow::target})
+  for (const auto m :
+       {&ForecastRow::mean, &ForecastRow::q05, &ForecastRow::q50, &ForecastRow::q95,
+        &ForecastRow::raw_q05, &ForecastRow::raw_q95, &ForecastRow::target, &ForecastRow::loglin_t})
     EXPECT_TRUE(same_bits(a.*m, b.*m));
   for (int i = 0; i < kBaselines; ++i) {
     EXPECT_TRUE(same_bits(a.base[i], b.base[i]));
