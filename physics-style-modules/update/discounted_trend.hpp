@@ -32,24 +32,6 @@ struct DiscountedSums {
   }
 };
 
-// The line fitted with the sums `s`, evaluated dx ahead of the newest observation on the fit's
-// abscissa, as the prediction on_m0 M0 + on_m1 M1 (+ on_latest theta_t).
-struct DiscountedLine {
-  double on_m0 = 0.0, on_m1 = 0.0, on_latest = 0.0;
-
-  static DiscountedLine at(const DiscountedSums& s, double dx, bool fitted_origin) {
-    const double d = s.s0 * s.s2 - s.s1 * s.s1;
-    HPT_REQUIRE(d > 0.0, "DiscountedLine: fewer than two distinct observations");
-    DiscountedLine out;
-    out.on_m0 = dx * s.s1 / d, out.on_m1 = -dx * s.s0 / d;  // current: theta_t - c dx
-    if (fitted_origin)
-      out.on_m0 = (s.s2 + s.s1 * dx) / d, out.on_m1 = -(s.s1 + s.s0 * dx) / d;  // a - c dx
-    else
-      out.on_latest = 1.0;
-    return out;
-  }
-};
-
 // The weights that turn the two EMAs (and theta_t) into the prediction k steps ahead, from the
 // sums of the observations seen.
 struct DiscountedTrendWeights {
@@ -57,11 +39,15 @@ struct DiscountedTrendWeights {
 
   static DiscountedTrendWeights at(double beta, const DiscountedSums& s, int k,
                                    bool fitted_origin) {
-    const DiscountedLine line = DiscountedLine::at(s, double(k), fitted_origin);
-    const double g = 1.0 - beta, a = line.on_m0, b = line.on_m1;
-    // M0 and M1 written with e1 and e2.
+    const double d = s.s0 * s.s2 - s.s1 * s.s1, g = 1.0 - beta, kk = double(k);
+    HPT_REQUIRE(d > 0.0, "DiscountedTrendWeights: fewer than two distinct observations");
     DiscountedTrendWeights out;
-    out.on_latest = line.on_latest;
+    // The prediction is A M0 + B M1 (+ theta_t); then M0 and M1 are written with e1 and e2.
+    double a = kk * s.s1 / d, b = -kk * s.s0 / d;  // current: theta_t - c k
+    if (fitted_origin)
+      a = (s.s2 + s.s1 * kk) / d, b = -(s.s1 + s.s0 * kk) / d;  // fitted: a - c k
+    else
+      out.on_latest = 1.0;
     out.on_e1 = (a - b) / g;
     out.on_e2 = b / (g * g);
     return out;

@@ -11,7 +11,6 @@
 #include "physics-style-modules/update/finite_difference.hpp"
 #include "physics-style-modules/update/frozen.hpp"
 #include "physics-style-modules/update/mode_decomposition.hpp"
-#include "physics-style-modules/update/rate_clock_trend.hpp"
 
 namespace hpt {
 
@@ -30,9 +29,6 @@ void declare_update_options(OptionSchema& schema) {
   schema.add_choice("update.trend_origin", "fitted", {"fitted", "current"},
                     "trend: the line starts at the fitted level (smoothing the last ~lag steps) "
                     "or at the current parameters (only its slope is used)");
-  schema.add_choice("update.trend_clock", "steps", {"steps", "rate"},
-                    "trend: the line's abscissa, the real steps or the learning rate summed over "
-                    "them (a block then moves by the slope times the planned rates it spans)");
   schema.add_choice(
       "update.snapshots", "every", {"every", "anchors"},
       "linear/quadratic: keep a snapshot after every real step (order x lag + 1 parameter "
@@ -97,14 +93,11 @@ void register_update_styles(Registry<UpdatePredictor>& registry) {
   registry.add(
       "trend",
       [](const Config& c) -> std::unique_ptr<UpdatePredictor> {
-        const int lag = int(c.get_int("update.lag"));
-        const bool fitted = c.get_string("update.trend_origin") == "fitted";
-        if (c.get_string("update.trend_clock") == "rate")
-          return std::make_unique<RateClockTrendPredictor<ExecSpace, real>>(lag, fitted);
-        return std::make_unique<DiscountedTrendPredictor<ExecSpace, real>>(lag, fitted);
+        return std::make_unique<DiscountedTrendPredictor<ExecSpace, real>>(
+            int(c.get_int("update.lag")), c.get_string("update.trend_origin") == "fitted");
       },
       "a - c k: per parameter the line fitted to the real steps, step j back weighted "
-      "(1 - 1/lag)^j (k and j counted in steps or in summed learning rate)");
+      "(1 - 1/lag)^j");
   registry.add(
       "dmd",
       [](const Config& c) -> std::unique_ptr<UpdatePredictor> {

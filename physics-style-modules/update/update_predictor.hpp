@@ -44,15 +44,14 @@ class UpdatePredictorBase {
     head_ = count_ = 0;
     allocate_extra(params);
   }
-  // Records the parameters after a real step that applied the learning rate `rate`.
-  void observe(double rate = 1.0) {
+  // Records the parameters after a real step.
+  void observe() {
     HPT_REQUIRE(params_ != nullptr, "UpdatePredictor::observe before bind()");
     if (!ring_.empty() && keeps(count_)) {
       params_->snapshot(ring_[std::size_t(head_)]);
       head_ = (head_ + 1) % int(ring_.size());
     }
     ++count_;
-    rate_ = rate;
     after_observe();
   }
   // After an accepted predict block moved the parameters from `block_start` to where they are now:
@@ -73,11 +72,6 @@ class UpdatePredictorBase {
   virtual void begin_block() = 0;
   // Writes into the parameters theta_{t+k}, k >= 1 steps after the block's start.
   virtual void predict(int k) = 0;
-  // predict(k) for a block whose first k steps plan the learning rates summing to `rates`.
-  void predict_over(int k, double rates) {
-    block_rates_ = rates;
-    predict(k);
-  }
 
   // State buffers for checkpoints and rollbacks, and the counters.
   std::vector<NamedBuffer> state_views() const {
@@ -87,9 +81,6 @@ class UpdatePredictorBase {
     append_extra(out);
     return out;
   }
-  // Scalar state beyond the buffers and counters (empty for most styles).
-  virtual std::vector<double> scalar_state() const { return {}; }
-  virtual void load_scalar_state(const std::vector<double>&) {}
   long observed() const { return count_; }
   int ring_head() const { return head_; }
   void set_counters(long observed, int head) { count_ = observed, head_ = head; }
@@ -115,9 +106,6 @@ class UpdatePredictorBase {
     return ring_[std::size_t(((head_ - 1 - lag) % cap + cap) % cap)];
   }
 
-  double observed_rate() const { return rate_; }       // the learning rate of the newest real step
-  double block_rates() const { return block_rates_; }  // of the steps up to the predicted one
-
   Space space_;
   store_type* params_ = nullptr;
 
@@ -125,7 +113,6 @@ class UpdatePredictorBase {
   std::vector<buffer_type> ring_;
   int head_ = 0;
   long count_ = 0;
-  double rate_ = 1.0, block_rates_ = 0.0;
 };
 
 // The application's predictor type: working precision on the default execution space.

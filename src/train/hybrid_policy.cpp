@@ -101,7 +101,7 @@ StepOutcome HybridPolicy::run(std::int64_t step, int batch_size) {
   out.real = false;
   out.phase = telemetry::kPredict;
   out.lr = schedule_(step - 1) * controller_.lr_factor(step);
-  predictor_->predict_over(controller_.lead() + 1, block_rates(step));
+  predictor_->predict(controller_.lead() + 1);
   out.loss.loss = out.loss.accuracy = kNaN;
   out.drew_batch = settings_.probe_every_step;
   if (settings_.probe_every_step)  // data-parallel: the global batch's loss, as a real step's
@@ -112,14 +112,6 @@ StepOutcome HybridPolicy::run(std::int64_t step, int batch_size) {
   return out;
 }
 
-// The learning rates that the block's steps up to `step` plan (the predicted steps' own rates).
-double HybridPolicy::block_rates(std::int64_t step) const {
-  double sum = 0.0;
-  for (std::int64_t s = step - controller_.lead(); s <= step; ++s)
-    sum += schedule_(s - 1) * controller_.lr_factor(s);
-  return sum;
-}
-
 void HybridPolicy::after_step(std::int64_t step, StepOutcome& out, const View2<real>& features) {
   const Phase phase = controller_.phase();
   out.block_horizon = phase == Phase::Predict ? controller_.horizon() : 0;
@@ -128,7 +120,7 @@ void HybridPolicy::after_step(std::int64_t step, StepOutcome& out, const View2<r
   out.confidence = confidence_;
   if (out.real && out.optimizer.applied) {
     Kokkos::Timer t;
-    predictor_->observe(out.lr);
+    predictor_->observe();
     Kokkos::fence();
     seconds_predict_ += t.seconds();
   }
@@ -323,10 +315,6 @@ void HybridPolicy::declare_state(StateRegistry& r, const std::string& p) {
   r.add_view(p + "block_path", block_path_);
   snapshot_.declare_state(r, p + "snapshot_");
   for (const auto& b : predictor_->state_views()) r.add_view(p + "update_" + b.name, b.view);
-  if (!predictor_->scalar_state().empty())
-    r.add_values(
-        p + "update_sums", [this] { return predictor_->scalar_state(); },
-        [this](const std::vector<double>& v) { predictor_->load_scalar_state(v); });
   r.add_int(
       p + "update_observed", [this] { return std::int64_t(predictor_->observed()); },
       [this](std::int64_t v) { predictor_->set_counters(long(v), predictor_->ring_head()); });

@@ -48,7 +48,6 @@ class HybridPolicy final : public StepPolicy {
   void warn(std::int64_t step, double loss, const std::string& reason);
   double probe_loss();
   double scale_block_motion();
-  double block_rates(std::int64_t step) const;
   int phase_code() const;
 
   TrainState state_;

@@ -131,8 +131,8 @@ with h5py.File(os.path.join(out, f"digits-sgd_ckpt_{STEPS:010d}.h5"), "r") as f:
 
 # 4. Killed inside a predict block at its checkpoint, restarted: the same trace as an uninterrupted run. The first
 # run finds a step inside a predict block (the forecaster decides where blocks fall). Also with the linear and
-# quadratic predictors' anchors, whose newest-parameters buffer is part of the state, with trend's two EMAs (and,
-# on the rate clock, its moments and scalar sums) and with dmd's ring of anchors.
+# quadratic predictors' anchors, whose newest-parameters buffer is part of the state, with trend's two EMAs and with
+# dmd's ring of anchors.
 def restart_inside_block(tag, *sets):
     sets = base + ["predict.max_horizon=50"] + list(sets)
     where = tag.split(":")[0]
@@ -151,7 +151,6 @@ restart_inside_block("")
 restart_inside_block("anchors: ", "update.snapshots=anchors", "update.lag=5")
 restart_inside_block("quadratic-anchors: ", "update.style=quadratic", "update.snapshots=anchors", "update.lag=5")
 restart_inside_block("trend: ", "update.style=trend", "update.lag=5")
-restart_inside_block("trend-rate: ", "update.style=trend", "update.trend_clock=rate", "update.lag=5")
 restart_inside_block("dmd: ", "update.style=dmd", "update.lag=3", "update.dmd_anchors=5", "update.dmd_rank=2")
 # The learned forecaster (train.forecast_style = learned): its ring of step losses is part of the state. (Its
 # forecasts read the planned schedule to the last step, so unlike the RSSM's they change with train.steps: the

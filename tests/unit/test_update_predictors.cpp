@@ -17,7 +17,6 @@
 #include "physics-style-modules/update/extrapolate.hpp"
 #include "physics-style-modules/update/finite_difference.hpp"
 #include "physics-style-modules/update/frozen.hpp"
-#include "physics-style-modules/update/rate_clock_trend.hpp"
 #include "physics-style-modules/update/register.hpp"
 #include "test_support.hpp"
 
@@ -187,20 +186,19 @@ TYPED_TEST(UpdatePredictors, ShiftedHistorySeesRealStepsOnly) {
   }
 }
 
-// The line fitted on the host: minimise sum_j beta^j (y_j - a - c x_j)^2 over j = 0 (newest) ..
-// n-1 by its 2x2 normal equations, x_j the abscissa back from the newest value (j when not given);
-// returns the prediction dx ahead from the fitted level (a - c dx) or from the newest value
-// (y_0 - c dx).
-double host_discounted_line(const std::vector<double>& newest_first, double beta, double dx,
-                            bool fitted, const std::vector<double>& back = {}) {
+// The line fitted on the host: minimise sum_j beta^j (y_j - a - c j)^2 over j = 0 (newest) ..
+// n-1 by its 2x2 normal equations; returns the prediction k steps ahead from the fitted level
+// (a - c k) or from the newest value (y_0 - c k).
+double host_discounted_line(const std::vector<double>& newest_first, double beta, int k,
+                            bool fitted) {
   double s0 = 0, s1 = 0, s2 = 0, m0 = 0, m1 = 0, w = 1;
   for (std::size_t j = 0; j < newest_first.size(); ++j, w *= beta) {
-    const double x = back.empty() ? double(j) : back[j], y = newest_first[j];
+    const double x = double(j), y = newest_first[j];
     s0 += w, s1 += w * x, s2 += w * x * x, m0 += w * y, m1 += w * x * y;
   }
   const double det = s0 * s2 - s1 * s1;
   const double a = (s2 * m0 - s1 * m1) / det, c = (s0 * m1 - s1 * m0) / det;
-  return (fitted ? a : newest_first[0]) - c * dx;
+  return (fitted ? a : newest_first[0]) - c * k;
 }
 
 // `trend` against the host normal equations, for both origins: the EMAs restart at a reset (8
@@ -301,118 +299,6 @@ TYPED_TEST(UpdatePredictors, DiscountedTrendShiftsItsHistory) {
           << (fitted ? "fitted" : "current") << " i " << i;
     }
   }
-}
-
-// `trend` on the rate clock against the host normal equations with the abscissa x_j = the rates
-// summed from step t-j+1 to t, for both origins, after a reset: a block spanning the planned rates
-// `ahead` moves by the slope times them; on a constant unit rate it equals the steps clock.
-TYPED_TEST(UpdatePredictors, RateClockTrendMatchesHostLeastSquares) {
-  using Space = typename TypeParam::space;
-  using Real = typename TypeParam::real;
-  const double tol = hpt::test::tolerance<Real>(2000);
-  const int lag = 6, last = 19;
-  const double beta = 1.0 - 1.0 / lag;
-  const auto rate = [](int s) { return 0.05 + 0.04 * std::cos(0.3 * s); };
-  for (const bool fitted : {true, false}) {
-    hpt::ParameterStore<Real, typename Space::memory_space> store;
-    declare(store);
-    hpt::RateClockTrendPredictor<Space, Real> rated(lag, fitted);
-    rated.bind(store);
-    const auto traj = trajectory<Real>(store.size(), 40, 29u);
-    for (int s = 0; s < 8; ++s) {
-      upload_values(store.values(), traj[std::size_t(30 + s)]);
-      rated.observe(3.0);
-    }
-    rated.reset();
-    for (int s = 0; s <= last; ++s) {
-      EXPECT_EQ(rated.ready(), s >= lag) << "observation " << s;
-      upload_values(store.values(), traj[std::size_t(s)]);
-      rated.observe(rate(s));
-    }
-    std::vector<double> back{0.0};  // tau_t - tau_{t-j}: the rates of steps t-j+1 .. t
-    for (int s = last; s > 0; --s) back.push_back(back.back() + rate(s));
-    rated.begin_block();
-    for (const double ahead : {0.07, 0.3, 1.1}) {
-      rated.predict_over(3, ahead);
-      const Vec got = download_values(store.values());
-      for (std::size_t i = 0; i < got.size(); ++i) {
-        std::vector<double> ys;
-        for (int s = last; s >= 0; --s) ys.push_back(traj[std::size_t(s)][i]);
-        ASSERT_TRUE(
-            hpt::test::near_rel(got[i], host_discounted_line(ys, beta, ahead, fitted, back), tol))
-            << (fitted ? "fitted" : "current") << " ahead " << ahead << " i " << i;
-      }
-    }
-    hpt::DiscountedTrendPredictor<Space, Real> steps(lag, fitted);
-    steps.bind(store);
-    rated.reset();
-    for (int s = 0; s <= last; ++s) {
-      upload_values(store.values(), traj[std::size_t(s)]);
-      rated.observe(1.0), steps.observe();
-    }
-    rated.begin_block(), steps.begin_block();
-    rated.predict_over(9, 9.0);
-    const Vec got = download_values(store.values());
-    steps.predict(9);
-    const Vec want = download_values(store.values());
-    for (std::size_t i = 0; i < got.size(); ++i)
-      ASSERT_TRUE(hpt::test::near_rel(got[i], want[i], tol)) << "unit rate, i " << i;
-  }
-}
-
-// After an accepted block, the rate clock fits the observed steps moved by the block's
-// displacement, the block's own rates not counted; a predictor restored from the state views,
-// the counters and the scalar state (a restart) predicts the same parameters bit for bit.
-TYPED_TEST(UpdatePredictors, RateClockTrendShiftsAndRestores) {
-  using Space = typename TypeParam::space;
-  using Real = typename TypeParam::real;
-  const double tol = hpt::test::tolerance<Real>(2000);
-  const int lag = 4;
-  const double beta = 1.0 - 1.0 / lag;
-  hpt::ParameterStore<Real, typename Space::memory_space> store;
-  declare(store);
-  hpt::RateClockTrendPredictor<Space, Real> pred(lag, false);
-  pred.bind(store);
-  const auto traj = trajectory<Real>(store.size(), 12, 7u);
-  std::vector<double> rates;
-  for (int s = 0; s < 11; ++s) {
-    rates.push_back(0.1 / (1 + s));
-    upload_values(store.values(), traj[std::size_t(s)]);
-    pred.observe(rates.back());
-  }
-  const auto start = store.make_buffer("block_start");
-  store.snapshot(start);
-  pred.begin_block();
-  pred.predict_over(6, 0.2);
-  const Vec moved = download_values(store.values());
-  pred.shift_history(start);
-  Vec next(moved.size());
-  for (std::size_t i = 0; i < next.size(); ++i)
-    next[i] = double(Real(moved[i] + traj[11][i] - traj[10][i]));
-  upload_values(store.values(), next);
-  pred.observe(0.004);
-  std::vector<double> back{0.0, 0.004};
-  for (int s = 10; s > 0; --s) back.push_back(back.back() + rates[std::size_t(s)]);
-  pred.begin_block();
-  pred.predict_over(2, 0.01);
-  const Vec got = download_values(store.values());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    std::vector<double> ys{next[i]};
-    for (int s = 10; s >= 0; --s) ys.push_back(traj[std::size_t(s)][i] + moved[i] - traj[10][i]);
-    ASSERT_TRUE(hpt::test::near_rel(got[i], host_discounted_line(ys, beta, 0.01, false, back), tol))
-        << "i " << i;
-  }
-  hpt::RateClockTrendPredictor<Space, Real> restored(lag, false);
-  restored.bind(store);
-  const auto from = pred.state_views(), to = restored.state_views();
-  ASSERT_EQ(from.size(), to.size());
-  for (std::size_t b = 0; b < from.size(); ++b) Kokkos::deep_copy(to[b].view, from[b].view);
-  restored.set_counters(pred.observed(), pred.ring_head());
-  restored.load_scalar_state(pred.scalar_state());
-  upload_values(store.values(), next);
-  restored.begin_block();
-  restored.predict_over(2, 0.01);
-  EXPECT_EQ(download_values(store.values()), got);
 }
 
 TYPED_TEST(UpdatePredictors, QuadraticIsExactOnAQuadraticPath) {
