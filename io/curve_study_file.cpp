@@ -81,8 +81,8 @@ void write_forecasts(H5Group& root, const CurveStudyResult& result) {
   write_doubles(fg, "q50", column(rows, [](const ForecastRow& r) { return r.q50; }));
   write_doubles(fg, "q95", column(rows, [](const ForecastRow& r) { return r.q95; }));
   write_doubles(fg, "q05_raw", column(rows, [](const ForecastRow& r) { return r.raw_q05; }));
-  write_doubles(fg, "loglin_t", column(rows, [](const ForecastRow& r) { return r.loglin_t; }));
   write_doubles(fg, "q95_raw", column(rows, [](const ForecastRow& r) { return r.raw_q95; }));
+  write_doubles(fg, "loglin_t", column(rows, [](const ForecastRow& r) { return r.loglin_t; }));
   write_doubles(fg, "target", column(rows, [](const ForecastRow& r) { return r.target; }));
   write_doubles(fg, "error",
                 column(rows, [](const ForecastRow& r) { return std::fabs(r.mean - r.target); }));

@@ -96,25 +96,6 @@ double forecast_last(const std::vector<double>& loss, int n) {
   return log_loss(sum / double(m));
 }
 
-namespace {
-
-// |slope| / sqrt(rss / (m - 2) / sxx) of the centred line through entries [begin, n) (m >= 3);
-// infinite where the line fits exactly.
-double slope_t_stat(const std::vector<long long>& steps, const std::vector<double>& loss, int begin,
-                    int n, double my, double mx, double slope, double sxx) {
-  const long long t = steps[std::size_t(n - 1)];
-  double rss = 0;
-  for (int i = begin; i < n; ++i) {
-    const double dx = double(steps[std::size_t(i)] - t) - mx;
-    const double r = log_loss(loss[std::size_t(i)]) - my - slope * dx;
-    rss += r * r;
-  }
-  const double se = std::sqrt(rss / double(n - begin - 2) / sxx);
-  return se > 0 ? std::abs(slope) / se : std::numeric_limits<double>::infinity();
-}
-
-}  // namespace
-
 LogLinLine fit_loglin(const std::vector<long long>& steps, const std::vector<double>& loss, int n,
                       int window) {
   const long long t = steps[std::size_t(n - 1)];
@@ -130,14 +111,19 @@ LogLinLine fit_loglin(const std::vector<long long>& steps, const std::vector<dou
   }
   mx /= m;
   my /= m;
-  double sxx = 0, sxy = 0;
+  double sxx = 0, sxy = 0, syy = 0;
   for (int i = begin; i < n; ++i) {
     const double dx = double(steps[std::size_t(i)] - t) - mx;
-    sxx += dx * dx;
-    sxy += dx * (log_loss(loss[std::size_t(i)]) - my);
+    const double dy = log_loss(loss[std::size_t(i)]) - my;
+    sxx += dx * dx, sxy += dx * dy, syy += dy * dy;
   }
   const double slope = sxy / sxx;
-  return {my, mx, slope, m < 4 ? 0.0 : slope_t_stat(steps, loss, begin, n, my, mx, slope, sxx)};
+  // The slope over its standard error sqrt(rss / (m - 2) / sxx), rss = syy - slope sxy.
+  const double rss = std::max(syy - slope * sxy, 0.0);
+  const double t_stat = m < 4     ? 0.0
+                        : rss > 0 ? std::abs(slope) / std::sqrt(rss / double(m - 2) / sxx)
+                                  : std::numeric_limits<double>::infinity();
+  return {my, mx, slope, t_stat};
 }
 
 double forecast_loglin(const std::vector<long long>& steps, const std::vector<double>& loss, int n,
